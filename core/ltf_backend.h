@@ -1,7 +1,23 @@
 /*
-** ltf_backend.h: what a device backend provides to the core: memory and
-** copies. Kernels are registered per device in each op's definition
-** (op.h). The CPU backend lives in cpu/, CUDA (optional) in cuda/.
+** ltf_backend.h: what a device backend provides to the core: memory, copies
+** and (devices other than the host) kernels, a stream and errors.
+**
+** The CPU backend lives in cpu/ and registers its kernels in each op's
+** definition (op.h: def->kernel[LTF_DEVICE_CPU]). Other devices are
+** separate shared modules, loaded on demand (device.c) so a CPU-only user
+** never needs their libraries at run time:
+**   libltf_cuda.so    core/cuda/ built with nvcc (LTF_CUDA=ON)
+**   libltf_gpusim.so  the same backend interface over host memory that
+**                     behaves like a separate device (explicit copies only,
+**                     deferred completion); used by the specs in CI when
+**                     LTF_GPU_SIM=1, so placement, copies, allocator and
+**                     stream bookkeeping are tested without a GPU.
+** A module exports one function, LTF_DEVICE_MODULE_OPEN (below).
+**
+** Device kernels have the CPU kernels' signature (ltf_kernel_fn, op.h);
+** their tensors' LTF_DATA are device pointers, which the host must never
+** dereference. They launch asynchronously on the backend's stream; the core
+** calls 'sync' only where the host reads a value (copy to host does it).
 */
 #ifndef LTF_BACKEND_H
 #define LTF_BACKEND_H
@@ -9,17 +25,56 @@
 #include "ltf.h"
 
 typedef struct ltf_backend {
-    const char *name;                 /* "cpu", "cuda" */
+    const char *name;                 /* "cpu", "cuda", "gpusim" */
     ltf_device_type type;
-    /* Allocate 'nbytes' device bytes; NULL when out of memory. */
+    /* Allocate 'nbytes' device bytes; NULL when out of memory (the core
+    ** then runs one emergency collection through its hooks and retries
+    ** before failing with RESOURCE_EXHAUSTED). */
     void *(*alloc)(void *bctx, size_t nbytes);
     void  (*free)(void *bctx, void *p, size_t nbytes);
-    /* Copy between this device and the host ('to_host' chooses the way). */
+    /* Copy between this device and the host ('to_host' chooses the way):
+    ** 'dst' is host memory when to_host, else 'src' is. Ordered on the
+    ** stream; a copy to the host returns once the bytes are there. 0 ok. */
     int   (*copy)(void *bctx, void *dst, const void *src, size_t nbytes, int to_host);
     void *bctx;
+
+    /* {==== Devices other than the host (NULL / 0 in the CPU backend) */
+    int   ordinal;                    /* N of "/gpu:N" */
+    /* Copy within the device, ordered on the stream. 0 ok. */
+    int   (*copy_d2d)(void *bctx, void *dst, const void *src, size_t nbytes);
+    /* Fill 'nbytes' at 'dst' with zero bytes, on the stream. 0 ok. */
+    int   (*zero)(void *bctx, void *dst, size_t nbytes);
+    /* Wait until everything queued on the stream has completed. 0 ok. */
+    int   (*sync)(void *bctx);
+    /* This device's kernel for op 'op' (an ltf_op_id), as an ltf_kernel_fn
+    ** cast to void *; NULL when the device has none (the core then runs
+    ** the CPU kernel over copies: soft placement, docs/devices.md). */
+    void *(*kernel)(void *bctx, int op);
+    /* Text of the last failure ("cudaErrorMemoryAllocation: out of memory"),
+    ** for the error object the core raises; never NULL. */
+    const char *(*error)(void *bctx);
+    /* Bytes handed out to live tensors, and bytes held by the caching
+    ** allocator in all (reported to Lua's collector). */
+    size_t (*bytes_in_use)(void *bctx);
+    size_t (*bytes_reserved)(void *bctx);
+    /* Give cached blocks back to the device (after an emergency collection). */
+    void  (*trim)(void *bctx);
+    /* Release everything; the backend is not used afterwards. */
+    void  (*close)(void *bctx);
+    /* }==== */
 } ltf_backend;
 
 /* The CPU backend (cpu/backend.c); contexts start with it. */
 extern const ltf_backend ltf_cpu_backend;
+
+/* A device module's entry point, looked up with dlsym by device.c:
+**   int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out,
+**                              char *err, size_t errlen);
+** Fills '*out' for device 'ordinal' and returns 0; returns -1 with a message
+** in 'err' when it cannot (no such device, driver missing). A call with
+** 'out' NULL returns the number of devices present (0 with no GPU). */
+#define LTF_DEVICE_MODULE_OPEN "ltf_device_module_open"
+typedef int (*ltf_device_module_open_fn)(ltf_ctx *ctx, int ordinal, ltf_backend *out, char *err,
+                                         size_t errlen);
 
 #endif
