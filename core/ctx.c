@@ -97,7 +97,8 @@ ltf_ctx *ltf_ctx_new_with_allocator(const ltf_allocator *a) {
     ctx->backend[LTF_DEVICE_CPU] = &ltf_cpu_backend;
     if (a) {
         ctx->allocator = *a;
-        ctx->host_backend = (ltf_backend){"cpu", LTF_DEVICE_CPU, host_alloc, host_free, host_copy, ctx};
+        ctx->host_backend = (ltf_backend){.name = "cpu", .type = LTF_DEVICE_CPU, .alloc = host_alloc,
+                                          .free = host_free, .copy = host_copy, .bctx = ctx};
         ctx->backend[LTF_DEVICE_CPU] = &ctx->host_backend;
     }
     ctx->grad_needed = ~(uint64_t)0;

@@ -26,4 +26,4 @@ static int cpu_copy(void *bctx, void *dst, const void *src, size_t nbytes, int t
     return 0;
 }
 
-const ltf_backend ltf_cpu_backend = { "cpu", LTF_DEVICE_CPU, cpu_alloc, cpu_free, cpu_copy, NULL };
+const ltf_backend ltf_cpu_backend = { .name = "cpu", .type = LTF_DEVICE_CPU, .alloc = cpu_alloc, .free = cpu_free, .copy = cpu_copy };
