@@ -51,6 +51,21 @@ LTF_CPU_KERNEL(ltf_cpu_nn_conv2d_backprop_filter);
 LTF_CPU_KERNEL(ltf_cpu_nn_max_pool2d_grad);         /* max_pool2d_grad (code 0) and _grad_grad (code 1) */
 LTF_CPU_KERNEL(ltf_cpu_nn_avg_pool2d_grad);
 
+/* conv_direct.c: float32 conv2d at stride 1 without dilation over valid
+** windows of an NHWC input (the caller pads), for output channels in
+** multiples of 8 (ltf_cpu_conv_direct_ok). oh = h - kh + 1, ow = w - kw + 1. */
+typedef struct ltf_conv_geom {
+    int64_t n, h, w, c;        /* input NHWC (already padded) */
+    int64_t kh, kw, o;         /* filter HWIO: (kh, kw, c, o) */
+    int64_t oh, ow;            /* output (n, oh, ow, o) */
+} ltf_conv_geom;
+LTF_INTERNAL int ltf_cpu_conv_direct_ok(int64_t c, int64_t o);
+LTF_INTERNAL void ltf_cpu_conv_direct_f32(ltf_ctx *ctx, const ltf_conv_geom *g, const float *x, const float *f,
+                                          float *y);
+/* df (kh, kw, c, o) = the filter gradient for output gradient dy. */
+LTF_INTERNAL ltf_status ltf_cpu_conv_direct_filter_f32(ltf_ctx *ctx, const ltf_conv_geom *g, const float *x,
+                                                       const float *dy, float *df);
+
 /* blas.c */
 /* C = alpha * op(A) @ op(B) + beta * C, row-major, for float32 (cblas_sgemm)
 ** or float64 (cblas_dgemm); 'ta'/'tb' nonzero transpose. Buffers are lent.
@@ -59,6 +74,17 @@ LTF_INTERNAL ltf_status ltf_cpu_blas_gemm(ltf_ctx *ctx, const char *op, ltf_dtyp
                                           int64_t m, int64_t n, int64_t k, double alpha,
                                           const void *a, int64_t lda, const void *b, int64_t ldb,
                                           double beta, void *c, int64_t ldc);
+/* For kernels that run several GEMMs at once on the pool's threads: make
+** OpenBLAS run each on its calling thread (call before the parallel loop),
+** check the sizes once (ltf_cpu_blas_fits: every dimension and leading
+** dimension fits BLAS's int), then call ltf_cpu_blas_gemm_here from any
+** thread: the same product as ltf_cpu_blas_gemm, which cannot fail and
+** leaves OpenBLAS's thread count alone. */
+LTF_INTERNAL void ltf_cpu_blas_serial(void);
+LTF_INTERNAL int ltf_cpu_blas_fits(int64_t m, int64_t n, int64_t k);
+LTF_INTERNAL void ltf_cpu_blas_gemm_here(ltf_dtype dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                         double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                                         double beta, void *c, int64_t ldc);
 
 /* {==== movement.c */
 LTF_CPU_KERNEL(ltf_cpu_movement_view);            /* reshape, expand_dims, squeeze (copies if not a view) */

@@ -244,7 +244,6 @@ static int64_t conv_chunk_units(const win_plan *p, int64_t rows, int64_t unit) {
     return chunk > 0 ? chunk : 1;
 }
 
-static int64_t conv_chunk_rows(const win_plan *p, int64_t rows) { return conv_chunk_units(p, rows, 1); }
 
 typedef struct col_job {
     const win_plan *p;
@@ -253,35 +252,173 @@ typedef struct col_job {
     int64_t row0;              /* first output row (n, oh, ow flattened) of the chunk */
 } col_job;
 
+/* Copy 'nb' bytes of whole elements: short runs (a few channels) inline,
+** where a memcpy call would cost more than the copy. */
+static inline void copy_run(char *dst, const char *src, size_t nb) {
+    if (nb <= 256 && nb % 4 == 0) {
+        uint32_t *d = (uint32_t *)(void *)dst;
+        const uint32_t *s = (const uint32_t *)(const void *)src;
+        for (size_t i = 0; i < nb / 4; i++) memcpy(d + i, s + i, 4);
+    } else {
+        memcpy(dst, src, nb);
+    }
+}
+
 /* Row r of the column matrix: the receptive field of output pixel r, in
-** (kh, kw, c) order to match HWIO filters; padding reads as zeros. */
+** (kh, kw, c) order to match HWIO filters; padding reads as zeros. Without
+** dilation a kernel row's taps are one contiguous run of the input row. */
 static void im2col_range(void *arg, int64_t begin, int64_t end) {
     const col_job *j = arg;
     const win_plan *p = j->p;
     size_t es = p->es, cb = (size_t)p->c * es;
-    size_t rowb = (size_t)(p->kh * p->kw) * cb;
+    size_t rowb = (size_t)(p->kh * p->kw) * cb, kwb = (size_t)p->kw * cb;
     for (int64_t r = begin; r < end; r++) {
         int64_t g = j->row0 + r, n = g / (p->oh * p->ow), rem = g % (p->oh * p->ow);
         int64_t oh = rem / p->ow, ow = rem % p->ow;
         char *dst = j->col + (size_t)r * rowb;
-        for (int64_t kh = 0; kh < p->kh; kh++) {
+        int64_t iw0 = ow * p->sw - p->pl;
+        /* taps [lo, hi) of a kernel row read inside the image */
+        int64_t lo = 0, hi = p->kw;
+        if (p->dw == 1) {
+            if (iw0 < 0) lo = -iw0 < p->kw ? -iw0 : p->kw;
+            if (iw0 + p->kw > p->w) hi = p->w - iw0 > lo ? p->w - iw0 : lo;
+        }
+        for (int64_t kh = 0; kh < p->kh; kh++, dst += kwb) {
             int64_t ih = oh * p->sh - p->pt + kh * p->dh;
             if (ih < 0 || ih >= p->h) {
-                memset(dst, 0, (size_t)p->kw * cb);
-                dst += (size_t)p->kw * cb;
+                memset(dst, 0, kwb);
                 continue;
             }
             const char *src_row = j->x + (size_t)((n * p->h + ih) * p->w) * cb;
-            for (int64_t kw = 0; kw < p->kw; kw++, dst += cb) {
-                int64_t iw = ow * p->sw - p->pl + kw * p->dw;
-                if (iw < 0 || iw >= p->w) memset(dst, 0, cb);
-                else memcpy(dst, src_row + (size_t)iw * cb, cb);
+            if (p->dw == 1) {
+                if (lo > 0) memset(dst, 0, (size_t)lo * cb);
+                if (hi > lo) copy_run(dst + (size_t)lo * cb, src_row + (size_t)(iw0 + lo) * cb, (size_t)(hi - lo) * cb);
+                if (hi < p->kw) memset(dst + (size_t)hi * cb, 0, (size_t)(p->kw - hi) * cb);
+                continue;
+            }
+            char *d = dst;
+            for (int64_t kw = 0; kw < p->kw; kw++, d += cb) {
+                int64_t iw = iw0 + kw * p->dw;
+                if (iw < 0 || iw >= p->w) memset(d, 0, cb);
+                else memcpy(d, src_row + (size_t)iw * cb, cb);
             }
         }
     }
 }
 
-/* y = conv(x, f) under plan 'p': im2col a chunk of rows, then one GEMM. */
+/* The column matrix in tiles of rows, a tile's columns small enough to stay
+** in a core's L2 cache while the GEMM that reads them runs: the pool's
+** threads each take a range of tiles and run im2col then a one-thread GEMM
+** per tile, so the columns never go out to memory and back, and no thread
+** waits between an im2col pass and a GEMM on OpenBLAS's threads. */
+#define CONV_TILE_BYTES ((size_t)96 << 10)
+#define CONV_TILE_MIN_ROWS 64   /* below that, repacking the filters per tile costs too much */
+
+static int64_t conv_tile_rows(const win_plan *p, int64_t rows) {
+    size_t rowb = (size_t)(p->kh * p->kw * p->c) * p->es;
+    int64_t t = rowb ? (int64_t)(CONV_TILE_BYTES / rowb) : rows;
+    if (t < CONV_TILE_MIN_ROWS) t = CONV_TILE_MIN_ROWS;
+    if (t > rows) t = rows;
+    return t > 0 ? t : 1;
+}
+
+typedef struct conv_tile_job {
+    const win_plan *p;
+    ltf_dtype dt;
+    const char *x;             /* images the columns are read from */
+    const char *f;             /* forward: filters (k, o) */
+    char *y;                   /* forward: output (rows, o) */
+    const char *dy;            /* filter gradient: dy (rows, o) */
+    char *part;                /* filter gradient: a (k, o) partial sum per range of tiles */
+    int64_t rows, tile, k;
+    int64_t per;               /* filter gradient: the tiles of one range at least (the pool's grain) */
+    int failed;                /* a scratch allocation failed (atomic) */
+} conv_tile_job;
+
+/* Forward tiles [b, e): y rows = columns @ f. */
+static void conv_forward_tiles(void *arg, int64_t b, int64_t e) {
+    conv_tile_job *j = arg;
+    const win_plan *p = j->p;
+    char *col = malloc((size_t)(j->tile * j->k) * p->es);
+    if (!col) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (int64_t t = b; t < e; t++) {
+        int64_t r0 = t * j->tile, nr = j->rows - r0 < j->tile ? j->rows - r0 : j->tile;
+        col_job cj = { p, j->x, col, r0 };
+        im2col_range(&cj, 0, nr);
+        ltf_cpu_blas_gemm_here(j->dt, 0, 0, nr, p->o, j->k, 1.0, col, j->k, j->f, p->o, 0.0,
+                               j->y + (size_t)(r0 * p->o) * p->es, p->o);
+    }
+    free(col);
+}
+
+/* Filter-gradient tiles [b, e): this range's partial df = sum of columns^T @ dy rows. */
+static void conv_filter_tiles(void *arg, int64_t b, int64_t e) {
+    conv_tile_job *j = arg;
+    const win_plan *p = j->p;
+    char *col = malloc((size_t)(j->tile * j->k) * p->es);
+    if (!col) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    char *part = j->part + (size_t)((b / j->per) * j->k * p->o) * p->es;
+    for (int64_t t = b; t < e; t++) {
+        int64_t r0 = t * j->tile, nr = j->rows - r0 < j->tile ? j->rows - r0 : j->tile;
+        col_job cj = { p, j->x, col, r0 };
+        im2col_range(&cj, 0, nr);
+        ltf_cpu_blas_gemm_here(j->dt, 1, 0, j->k, p->o, nr, 1.0, col, j->k, j->dy + (size_t)(r0 * p->o) * p->es,
+                               p->o, t == b ? 0.0 : 1.0, part, p->o);
+    }
+    free(col);
+}
+
+/* The direct path (conv_direct.c) takes float32 at stride 1 without
+** dilation and output channels in multiples of 8. */
+static int conv_direct(ltf_dtype dt, const win_plan *p) {
+    return dt == LTF_DTYPE_FLOAT32 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
+           ltf_cpu_conv_direct_ok(p->c, p->o) && p->oh > 0 && p->ow > 0 && p->kh > 0 && p->kw > 0;
+}
+
+/* The input as the direct path reads it: 'X' itself when the windows need
+** no padding, else a zero-padded copy (oh + kh - 1) x (ow + kw - 1) in
+** '*pad' (freed by the caller). NULL when out of memory. */
+static const float *conv_direct_input(ltf_ctx *ctx, const win_plan *p, const char *X, float **pad,
+                                      ltf_conv_geom *g) {
+    int64_t hp = p->oh + p->kh - 1, wp = p->ow + p->kw - 1;
+    *g = (ltf_conv_geom){ p->n, hp, wp, p->c, p->kh, p->kw, p->o, p->oh, p->ow };
+    *pad = NULL;
+    if (p->pt == 0 && p->pl == 0 && hp == p->h && wp == p->w) return (const float *)(const void *)X;
+    size_t nb = sizeof(float) * (size_t)(p->n * hp * wp * p->c);
+    float *b = malloc(nb ? nb : 1);
+    if (!b) {
+        ltf_fail_oom(ctx, "conv2d padding scratch", nb);
+        return NULL;
+    }
+    const float *x = (const float *)(const void *)X;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t i = 0; i < hp; i++) {
+            float *d = b + ((n * hp + i) * wp) * p->c;
+            int64_t ih = i - p->pt;
+            if (ih < 0 || ih >= p->h) {
+                memset(d, 0, sizeof(float) * (size_t)(wp * p->c));
+                continue;
+            }
+            /* columns [lo, hi) of the padded row come from the image */
+            int64_t lo = p->pl < wp ? p->pl : wp, hi = p->pl + p->w < wp ? p->pl + p->w : wp;
+            if (lo < 0) lo = 0;
+            if (hi < lo) hi = lo;
+            memset(d, 0, sizeof(float) * (size_t)(lo * p->c));
+            memcpy(d + lo * p->c, x + ((n * p->h + ih) * p->w + (lo - p->pl)) * p->c,
+                   sizeof(float) * (size_t)((hi - lo) * p->c));
+            memset(d + hi * p->c, 0, sizeof(float) * (size_t)((wp - hi) * p->c));
+        }
+    *pad = b;
+    return b;
+}
+
+/* y = conv(x, f) under plan 'p'. */
 static ltf_status conv_forward(ltf_ctx *ctx, const char *op, ltf_dtype dt, const win_plan *p, const char *X,
                                const char *F, char *Y) {
     int64_t rows = p->n * p->oh * p->ow, k = p->kh * p->kw * p->c;
@@ -290,21 +427,23 @@ static ltf_status conv_forward(ltf_ctx *ctx, const char *op, ltf_dtype dt, const
         return LTF_OK;
     }
     if (conv_is_gemm(p)) return ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, rows, p->o, k, 1.0, X, k, F, p->o, 0.0, Y, p->o);
-    int64_t chunk = conv_chunk_rows(p, rows);
-    size_t rowb = (size_t)k * p->es;
-    char *col = malloc((size_t)chunk * rowb);
-    if (!col) return ltf_fail_oom(ctx, "conv2d scratch", (size_t)chunk * rowb);
-    ltf_status st = LTF_OK;
-    int64_t grain = LTF_CPU_GRAIN / (k > 0 ? k : 1);
-    for (int64_t r0 = 0; r0 < rows && st == LTF_OK; r0 += chunk) {
-        int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
-        col_job j = { p, X, col, r0 };
-        ltf_pool_for(&ctx->pool, nr, grain > 0 ? grain : 1, im2col_range, &j);
-        st = ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, nr, p->o, k, 1.0, col, k, F, p->o, 0.0,
-                               Y + (size_t)(r0 * p->o) * p->es, p->o);
+    if (!ltf_cpu_blas_fits(rows, p->o, k))   /* let the GEMM's own check word the error */
+        return ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, rows, p->o, k, 1.0, X, k, F, p->o, 0.0, Y, p->o);
+    if (conv_direct(dt, p)) {
+        float *pad;
+        ltf_conv_geom g;
+        const float *x = conv_direct_input(ctx, p, X, &pad, &g);
+        if (!x) return ctx->last_status;
+        ltf_cpu_conv_direct_f32(ctx, &g, x, (const float *)(const void *)F, (float *)(void *)Y);
+        free(pad);
+        return LTF_OK;
     }
-    free(col);
-    return st;
+    int64_t tile = conv_tile_rows(p, rows), ntiles = (rows + tile - 1) / tile;
+    conv_tile_job j = { p, dt, X, F, Y, NULL, NULL, rows, tile, k, 1, 0 };
+    ltf_cpu_blas_serial();
+    ltf_pool_for(&ctx->pool, ntiles, 1, conv_forward_tiles, &j);
+    if (j.failed) return ltf_fail_oom(ctx, "conv2d scratch", (size_t)(tile * k) * p->es);
+    return LTF_OK;
 }
 
 ltf_status ltf_cpu_nn_conv2d(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
@@ -330,20 +469,50 @@ ltf_status ltf_cpu_nn_conv2d_backprop_filter(ltf_ctx *ctx, const ltf_op_def *def
     char *DF = LTF_DATA(df);
     if (rows == 0 || conv_is_gemm(&p))   /* rows == 0: gemm zeroes df */
         return ltf_cpu_blas_gemm(ctx, def->name, x->dtype, 1, 0, k, p.o, rows, 1.0, X, k, DY, p.o, 0.0, DF, p.o);
-    int64_t chunk = conv_chunk_rows(&p, rows);
-    char *col = malloc((size_t)chunk * (size_t)k * p.es);
-    if (!col) return ltf_fail_oom(ctx, "conv2d_backprop_filter scratch", (size_t)chunk * (size_t)k * p.es);
-    ltf_status st = LTF_OK;
-    int64_t grain = LTF_CPU_GRAIN / (k > 0 ? k : 1);
-    for (int64_t r0 = 0; r0 < rows && st == LTF_OK; r0 += chunk) {
-        int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
-        col_job j = { &p, X, col, r0 };
-        ltf_pool_for(&ctx->pool, nr, grain > 0 ? grain : 1, im2col_range, &j);
-        st = ltf_cpu_blas_gemm(ctx, def->name, x->dtype, 1, 0, k, p.o, nr, 1.0, col, k,
-                               DY + (size_t)(r0 * p.o) * p.es, p.o, r0 == 0 ? 0.0 : 1.0, DF, p.o);
+    if (!ltf_cpu_blas_fits(rows, p.o, k))
+        return ltf_cpu_blas_gemm(ctx, def->name, x->dtype, 1, 0, k, p.o, rows, 1.0, X, k, DY, p.o, 0.0, DF, p.o);
+    if (conv_direct(x->dtype, &p)) {
+        float *pad;
+        ltf_conv_geom g;
+        const float *xp = conv_direct_input(ctx, &p, X, &pad, &g);
+        if (!xp) return ctx->last_status;
+        ltf_status st = ltf_cpu_conv_direct_filter_f32(ctx, &g, xp, (const float *)(const void *)DY,
+                                                       (float *)(void *)DF);
+        free(pad);
+        return st;
     }
-    free(col);
-    return st;
+    int64_t tile = conv_tile_rows(&p, rows), ntiles = (rows + tile - 1) / tile;
+    int nth = ctx->pool.nthreads > 0 ? ctx->pool.nthreads : 1;
+    int64_t per = (ntiles + nth - 1) / nth, nparts = (ntiles + per - 1) / per;
+    size_t partb = (size_t)(k * p.o) * p.es;
+    char *part = nparts > 1 ? calloc((size_t)nparts, partb) : DF;
+    if (!part) return ltf_fail_oom(ctx, "conv2d_backprop_filter scratch", (size_t)nparts * partb);
+    conv_tile_job j = { &p, x->dtype, X, NULL, NULL, DY, part, rows, tile, k, per, 0 };
+    ltf_cpu_blas_serial();
+    ltf_pool_for(&ctx->pool, ntiles, per, conv_filter_tiles, &j);
+    if (!j.failed && nparts > 1) {   /* df = the sum of the ranges' partial sums, in range order */
+        int64_t m = k * p.o;
+        if (x->dtype == LTF_DTYPE_FLOAT32) {
+            float *d = (float *)DF;
+            const float *s0 = (const float *)part;
+            for (int64_t i = 0; i < m; i++) d[i] = s0[i];
+            for (int64_t q = 1; q < nparts; q++) {
+                const float *sq = s0 + q * m;
+                for (int64_t i = 0; i < m; i++) d[i] += sq[i];
+            }
+        } else {
+            double *d = (double *)DF;
+            const double *s0 = (const double *)part;
+            for (int64_t i = 0; i < m; i++) d[i] = s0[i];
+            for (int64_t q = 1; q < nparts; q++) {
+                const double *sq = s0 + q * m;
+                for (int64_t i = 0; i < m; i++) d[i] += sq[i];
+            }
+        }
+    }
+    if (part != DF) free(part);
+    if (j.failed) return ltf_fail_oom(ctx, "conv2d_backprop_filter scratch", (size_t)(tile * k) * p.es);
+    return LTF_OK;
 }
 
 /* col2im for the output lines [l0, l1) (line = (n, oh), ow columns each):

@@ -303,6 +303,40 @@ describe("conv2d gradients", function()
     end)
   end
 
+  -- float32 at stride 1 without dilation, output depth a multiple of 8: the
+  -- direct kernels (no im2col), over padded copies of the input for SAME
+  -- and explicit padding; the input gradient through the flipped filters
+  -- (o <= 2c) or col2im (deeper outputs)
+  local direct = {
+    {"VALID, 1 input channel (the guide's first layer)", {3, 9, 8, 1}, {3, 3, 1, 16}, "VALID"},
+    {"VALID, 16 -> 16 channels, odd widths (pixel tails)", {2, 8, 7, 16}, {3, 3, 16, 16}, "VALID"},
+    {"SAME, 3 -> 8 channels (a channel tail of 3)", {2, 6, 5, 3}, {3, 3, 3, 8}, "SAME"},
+    {"SAME, 8 -> 24 channels (16 + 8 output blocks)", {1, 5, 6, 8}, {2, 3, 8, 24}, "SAME"},
+    {"explicit padding, 5 -> 8 channels", {1, 4, 5, 5}, {2, 2, 5, 8}, {{0, 0}, {2, 1}, {0, 3}, {0, 0}}},
+  }
+  for _, cfg in ipairs(direct) do
+    it("match a naive float64 loop in float32: " .. cfg[1], function()
+      local xd, fd, padding = cfg[2], cfg[3], cfg[4]
+      local x, X = random_tensor(xd, 41, tf.float32)
+      local f, F = random_tensor(fd, 42, tf.float32)
+      -- the reference sees the values float32 holds
+      X, F = flat(x), flat(f)
+      local y = tf.nn.conv2d(x, f, 1, padding)
+      local dy = random_tensor(y:_dims(), 43, tf.float32)
+      local DY = flat(dy)
+      local dX, dF = ref_conv_grads(X, xd, F, fd, DY, 1, padding, 1)
+      local g = grads(function() return tf.nn.conv2d(x, f, 1, padding) end, {x, f}, dy)
+      assert.tensor_near(dX, flat(g[1]), {atol = 1e-4, rtol = 1e-5})
+      assert.tensor_near(dF, flat(g[2]), {atol = 1e-4, rtol = 1e-5})
+      -- the forward value: <y, dy> = <f, df>
+      local ydy = 0
+      for i, v in ipairs(flat(y)) do ydy = ydy + v * DY[i] end
+      local fdf = 0
+      for i, v in ipairs(dF) do fdf = fdf + v * F[i] end
+      assert.near(fdf, ydy, 1e-4 * math.abs(fdf) + 1e-4)
+    end)
+  end
+
   -- <conv2d(x, f), dy> = <x, backprop_input(f, dy)> = <f, backprop_filter(x, dy)>
   local function adjoint(xd, fd, stride, padding, dtype, tol)
     local x = random_tensor(xd, 31, dtype)
