@@ -18,24 +18,18 @@
 #include <string.h>
 #include "cpu.h"
 
-/* the vector helpers are always inlined into the clones: no vector crosses a call */
-#pragma GCC diagnostic ignored "-Wpsabi"
 typedef float v8f __attribute__((vector_size(32)));
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && \
     !defined(LTF_NO_CLONES)
 #define LTF_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define LTF_CLONES
 #endif
 
-static inline __attribute__((always_inline)) v8f ld8(const float *p) {
-    v8f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline __attribute__((always_inline)) void st8(float *p, v8f v) { memcpy(p, &v, sizeof v); }
+/* unaligned loads and stores through memcpy (no vector crosses a call) */
+#define LD8(v, p) memcpy(&(v), (p), sizeof(v8f))
+#define ST8(p, v) memcpy((p), &(v), sizeof(v8f))
 
 int ltf_cpu_conv_direct_ok(int64_t c, int64_t o) { return o > 0 && o % 8 == 0 && c > 0; }
 
@@ -60,7 +54,7 @@ typedef struct direct_job {
                 const float *fr = f + (kh * g->kw + kw) * g->c * g->o + ob;                        \
                 for (int64_t c = 0; c < g->c; c++, fr += g->o) {                                   \
                     v8f fv[V];                                                                     \
-                    for (int v = 0; v < V; v++) fv[v] = ld8(fr + 8 * v);                           \
+                    for (int v = 0; v < V; v++) LD8(fv[v], fr + 8 * v);                           \
                     for (int r = 0; r < R; r++) {                                                  \
                         float s = xs[r * g->c + c];                                                \
                         for (int v = 0; v < V; v++) acc[r][v] += s * fv[v];                        \
@@ -70,7 +64,7 @@ typedef struct direct_job {
         }                                                                                          \
         float *yrow = y + ((n * g->oh + oh) * g->ow + ow0) * g->o + ob;                           \
         for (int r = 0; r < R; r++)                                                                \
-            for (int v = 0; v < V; v++) st8(yrow + r * g->o + 8 * v, acc[r][v]);                   \
+            for (int v = 0; v < V; v++) ST8(yrow + r * g->o + 8 * v, acc[r][v]);                   \
     }
 FWD_BLOCK(4, 2)
 FWD_BLOCK(1, 2)
@@ -126,7 +120,8 @@ LTF_CLONES static void filter_lines(void *arg, int64_t b, int64_t e) {
                         const float *dp = dyl + ob;
                         if (cb == 4) {
                             for (int64_t ow = 0; ow < g->ow; ow++, xp += g->c, dp += g->o) {
-                                v8f d = ld8(dp);
+                                v8f d;
+                                LD8(d, dp);
                                 acc[0] += xp[0] * d;
                                 acc[1] += xp[1] * d;
                                 acc[2] += xp[2] * d;
@@ -134,13 +129,17 @@ LTF_CLONES static void filter_lines(void *arg, int64_t b, int64_t e) {
                             }
                         } else {
                             for (int64_t ow = 0; ow < g->ow; ow++, xp += g->c, dp += g->o) {
-                                v8f d = ld8(dp);
+                                v8f d;
+                                LD8(d, dp);
                                 for (int q = 0; q < cb; q++) acc[q] += xp[q] * d;
                             }
                         }
                         for (int q = 0; q < cb; q++) {
                             float *t = dft + (c0 + q) * g->o + ob;
-                            st8(t, ld8(t) + acc[q]);
+                            v8f cur;
+                            LD8(cur, t);
+                            cur += acc[q];
+                            ST8(t, cur);
                         }
                     }
                 }
