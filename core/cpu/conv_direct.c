@@ -5,9 +5,9 @@
 ** writing 9x the input as columns cost more than the GEMM that reads them.
 **
 ** Valid windows only: nn.c hands in a zero-padded copy of the input when the
-** op pads. Forward: each task takes output lines (n, oh); per block of 4
-** output pixels and 16 (or 8) output channels the sums stay in registers
-** while the taps' filter rows stream from L1. Filter gradient: each task
+** op pads. Forward: each task takes output lines (n, oh); per block of 6
+** output pixels (4 or 1 at a line's end) and 16 (or 8) output channels the
+** sums stay in registers while the taps' filter rows stream from L1. Filter gradient: each task
 ** sums over a range of lines into its own (kh, kw, c, o) partial, the
 ** caller adds the partials in range order (deterministic for a given pool).
 **
@@ -66,6 +66,7 @@ typedef struct direct_job {
         for (int r = 0; r < R; r++)                                                                \
             for (int v = 0; v < V; v++) ST8(yrow + r * g->o + 8 * v, acc[r][v]);                   \
     }
+FWD_BLOCK(6, 2)
 FWD_BLOCK(4, 2)
 FWD_BLOCK(1, 2)
 FWD_BLOCK(4, 1)
@@ -79,6 +80,7 @@ LTF_CLONES static void forward_lines(void *arg, int64_t b, int64_t e) {
         int64_t ob = 0;
         for (; ob + 16 <= g->o; ob += 16) {
             int64_t ow = 0;
+            for (; ow + 6 <= g->ow; ow += 6) fwd_6_2(g, j->x, j->f, j->y, n, oh, ow, ob);
             for (; ow + 4 <= g->ow; ow += 4) fwd_4_2(g, j->x, j->f, j->y, n, oh, ow, ob);
             for (; ow < g->ow; ow++) fwd_1_2(g, j->x, j->f, j->y, n, oh, ow, ob);
         }
@@ -97,10 +99,42 @@ void ltf_cpu_conv_direct_f32(ltf_ctx *ctx, const ltf_conv_geom *g, const float *
     ltf_pool_for(&ctx->pool, lines, grain > 0 ? grain : 1, forward_lines, &j);
 }
 
+/* Filter gradient of one line (n, oh) and tap (kh, kw), channels
+** [c0, c0 + CB) by outputs [ob, ob + 8 V): CB x V sums in registers over the
+** line's pixels (8 of them keep both FMA pipes busy despite their latency),
+** then added to the partial. */
+#define FILT_BLOCK(CB, V)                                                                           \
+    static inline __attribute__((always_inline)) void filt_##CB##_##V(                             \
+        const ltf_conv_geom *g, const float *xl, const float *dyl, float *dft, int64_t c0,           \
+        int64_t ob) {                                                                                \
+        v8f acc[CB][V];                                                                              \
+        for (int q = 0; q < CB; q++)                                                                 \
+            for (int v = 0; v < V; v++) acc[q][v] = (v8f){0};                                        \
+        const float *xp = xl + c0, *dp = dyl + ob;                                                   \
+        for (int64_t ow = 0; ow < g->ow; ow++, xp += g->c, dp += g->o) {                            \
+            v8f d[V];                                                                                \
+            for (int v = 0; v < V; v++) LD8(d[v], dp + 8 * v);                                       \
+            for (int q = 0; q < CB; q++) {                                                           \
+                float s = xp[q];                                                                     \
+                for (int v = 0; v < V; v++) acc[q][v] += s * d[v];                                   \
+            }                                                                                        \
+        }                                                                                            \
+        for (int q = 0; q < CB; q++)                                                                 \
+            for (int v = 0; v < V; v++) {                                                           \
+                float *t = dft + (c0 + q) * g->o + ob + 8 * v;                                       \
+                v8f cur;                                                                             \
+                LD8(cur, t);                                                                         \
+                cur += acc[q][v];                                                                    \
+                ST8(t, cur);                                                                         \
+            }                                                                                        \
+    }
+FILT_BLOCK(4, 2)
+FILT_BLOCK(4, 1)
+FILT_BLOCK(1, 2)
+FILT_BLOCK(1, 1)
+
 /* Filter gradient over lines [b, e) into this range's partial:
-** df[kh, kw, c, o] += x[n, oh + kh, ow + kw, c] * dy[n, oh, ow, o]. Per
-** (line, tap, 4 channels, 16 outputs) the sums stay in registers over the
-** line's pixels. */
+** df[kh, kw, c, o] += x[n, oh + kh, ow + kw, c] * dy[n, oh, ow, o]. */
 LTF_CLONES static void filter_lines(void *arg, int64_t b, int64_t e) {
     const direct_job *j = arg;
     const ltf_conv_geom *g = j->g;
@@ -112,36 +146,16 @@ LTF_CLONES static void filter_lines(void *arg, int64_t b, int64_t e) {
             for (int64_t kw = 0; kw < g->kw; kw++) {
                 const float *xl = j->x + ((n * g->h + oh + kh) * g->w + kw) * g->c;
                 float *dft = df + (kh * g->kw + kw) * g->c * g->o;
-                for (int64_t c0 = 0; c0 < g->c; c0 += 4) {
-                    int cb = g->c - c0 < 4 ? (int)(g->c - c0) : 4;
-                    for (int64_t ob = 0; ob < g->o; ob += 8) {
-                        v8f acc[4] = {{0}, {0}, {0}, {0}};
-                        const float *xp = xl + c0;
-                        const float *dp = dyl + ob;
-                        if (cb == 4) {
-                            for (int64_t ow = 0; ow < g->ow; ow++, xp += g->c, dp += g->o) {
-                                v8f d;
-                                LD8(d, dp);
-                                acc[0] += xp[0] * d;
-                                acc[1] += xp[1] * d;
-                                acc[2] += xp[2] * d;
-                                acc[3] += xp[3] * d;
-                            }
-                        } else {
-                            for (int64_t ow = 0; ow < g->ow; ow++, xp += g->c, dp += g->o) {
-                                v8f d;
-                                LD8(d, dp);
-                                for (int q = 0; q < cb; q++) acc[q] += xp[q] * d;
-                            }
-                        }
-                        for (int q = 0; q < cb; q++) {
-                            float *t = dft + (c0 + q) * g->o + ob;
-                            v8f cur;
-                            LD8(cur, t);
-                            cur += acc[q];
-                            ST8(t, cur);
-                        }
-                    }
+                int64_t c0 = 0;
+                for (; c0 + 4 <= g->c; c0 += 4) {
+                    int64_t ob = 0;
+                    for (; ob + 16 <= g->o; ob += 16) filt_4_2(g, xl, dyl, dft, c0, ob);
+                    for (; ob < g->o; ob += 8) filt_4_1(g, xl, dyl, dft, c0, ob);
+                }
+                for (; c0 < g->c; c0++) {
+                    int64_t ob = 0;
+                    for (; ob + 16 <= g->o; ob += 16) filt_1_2(g, xl, dyl, dft, c0, ob);
+                    for (; ob < g->o; ob += 8) filt_1_1(g, xl, dyl, dft, c0, ob);
                 }
             }
     }
