@@ -377,8 +377,13 @@ static void conv_filter_tiles(void *arg, int64_t b, int64_t e) {
 /* The direct path (conv_direct.c) takes float32 at stride 1 without
 ** dilation and output channels in multiples of 8. */
 static int conv_direct(ltf_dtype dt, const win_plan *p) {
-    return dt == LTF_DTYPE_FLOAT32 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
-           ltf_cpu_conv_direct_ok(p->c, p->o) && p->oh > 0 && p->ow > 0 && p->kh > 0 && p->kw > 0;
+    if (!(dt == LTF_DTYPE_FLOAT32 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
+          ltf_cpu_conv_direct_ok(p->c, p->o) && p->oh > 0 && p->ow > 0 && p->kh > 0 && p->kw > 0))
+        return 0;
+    /* the padded copy at most 4x the input (large explicit pads: im2col) */
+    int64_t hp = p->oh + p->kh - 1, wp = p->ow + p->kw - 1, padded;
+    if (__builtin_mul_overflow(hp, wp, &padded) || __builtin_mul_overflow(padded, p->n * p->c, &padded)) return 0;
+    return padded <= 4 * (p->n * p->h * p->w * p->c) + 65536;
 }
 
 /* The input as the direct path reads it: 'X' itself when the windows need
@@ -410,8 +415,9 @@ static const float *conv_direct_input(ltf_ctx *ctx, const win_plan *p, const cha
             if (lo < 0) lo = 0;
             if (hi < lo) hi = lo;
             memset(d, 0, sizeof(float) * (size_t)(lo * p->c));
-            memcpy(d + lo * p->c, x + ((n * p->h + ih) * p->w + (lo - p->pl)) * p->c,
-                   sizeof(float) * (size_t)((hi - lo) * p->c));
+            if (hi > lo)
+                memcpy(d + lo * p->c, x + ((n * p->h + ih) * p->w + (lo - p->pl)) * p->c,
+                       sizeof(float) * (size_t)((hi - lo) * p->c));
             memset(d + hi * p->c, 0, sizeof(float) * (size_t)((wp - hi) * p->c));
         }
     *pad = b;
