@@ -1,0 +1,93 @@
+/*
+** cuda/kernels/nn.cuh: softmax, log_softmax and the cross-entropies, line
+** by line along the class axis as cpu/nn.c (the line's maximum subtracted
+** before exp, sums in double). Softmax runs in two passes: one index per
+** line computes the line's maximum and sum, then one index per element
+** writes it.
+*/
+#ifndef LTF_CU_NN_CUH
+#define LTF_CU_NN_CUH
+
+#include "elementwise.cuh"
+
+namespace ltf_cu {
+
+/* Line l covers x[o, :, i] with o = l / inner, i = l % inner. */
+LTF_HD int64_t line_base(int64_t l, int64_t len, int64_t inner) {
+    int64_t o = l / inner;
+    return o * len * inner + (l - o * inner);
+}
+
+template <class T> struct SoftmaxP {
+    const T *x;
+    T *y;
+    T *mx;           /* per line: maximum */
+    T *k;            /* per line: 1 / sum (softmax) or log(sum) (log_softmax) */
+    int64_t len, inner;
+    int log;
+};
+template <class T> struct SoftmaxStatsF {
+    static LTF_HD void at(int64_t l, const SoftmaxP<T> &p) {
+        const T *x = p.x + line_base(l, p.len, p.inner);
+        int64_t st = p.inner;
+        T mx = x[0];
+        for (int64_t q = 1; q < p.len; q++) if (x[q * st] > mx) mx = x[q * st];
+        double sum = 0;
+        for (int64_t q = 0; q < p.len; q++) sum += m_exp(x[q * st] - mx);
+        p.mx[l] = mx;
+        p.k[l] = p.log ? m_log((T)sum) : (T)(1.0 / sum);
+    }
+};
+template <class T> struct SoftmaxF {
+    static LTF_HD void at(int64_t i, const SoftmaxP<T> &p) {
+        int64_t inner = p.inner, o = i / (p.len * inner), c = i % inner, l = o * inner + c;
+        T v = p.x[i] - p.mx[l];
+        p.y[i] = p.log ? v - p.k[l] : m_exp(v) * p.k[l];
+    }
+};
+
+/* sparse_softmax_cross_entropy_with_logits: rows of 'classes' logits, one
+** 1-based label per row (a label outside 1..classes raises ERR_INDEX). */
+template <class T, class L> struct SparseXentP {
+    const T *x;
+    const L *labels;
+    T *y;
+    int64_t classes;
+    int *flag;
+};
+template <class T, class L> struct SparseXentF {
+    static LTF_HD void at(int64_t l, const SparseXentP<T, L> &p) {
+        const T *x = p.x + l * p.classes;
+        int64_t lab = (int64_t)p.labels[l];
+        if (lab < 1 || lab > p.classes) { raise_flag(p.flag, ERR_INDEX); p.y[l] = (T)NAN; return; }
+        T mx = x[0];
+        for (int64_t q = 1; q < p.classes; q++) if (x[q] > mx) mx = x[q];
+        double sum = 0;
+        for (int64_t q = 0; q < p.classes; q++) sum += m_exp(x[q] - mx);
+        p.y[l] = (T)(log(sum) - (double)(x[lab - 1] - mx));
+    }
+};
+
+/* softmax_cross_entropy_with_logits: loss = sum_q labels_q (lse - (x_q - max)) */
+template <class T> struct XentP {
+    const T *x, *lab;
+    T *y;
+    int64_t len, inner;
+};
+template <class T> struct XentF {
+    static LTF_HD void at(int64_t l, const XentP<T> &p) {
+        int64_t base = line_base(l, p.len, p.inner), st = p.inner;
+        const T *x = p.x + base, *lab = p.lab + base;
+        T mx = x[0];
+        for (int64_t q = 1; q < p.len; q++) if (x[q * st] > mx) mx = x[q * st];
+        double sum = 0, loss = 0;
+        for (int64_t q = 0; q < p.len; q++) sum += m_exp(x[q * st] - mx);
+        double lse = log(sum);
+        for (int64_t q = 0; q < p.len; q++) loss += (double)lab[q * st] * (lse - (double)(x[q * st] - mx));
+        p.y[l] = (T)loss;
+    }
+};
+
+}  // namespace ltf_cu
+
+#endif

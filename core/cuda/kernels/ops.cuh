@@ -1,0 +1,679 @@
+/*
+** cuda/kernels/ops.cuh: the host side of every device kernel: reads the op's
+** tensors and attributes (as cpu/ does), plans index maps, checks dtypes
+** and raises the same errors, then runs the bodies of the other headers
+** through an executor 'E'. Two executors include this file:
+**   kernels.cu  CudaExec: grid-stride launches on the device's stream,
+**               cuBLAS for float matmuls (libltf_cuda.so);
+**   host.cpp    HostExec: a plain loop over every index on host memory
+**               (libltf_gpu_host.a: tests, the simulated GPU).
+** An executor provides: E(ctx, name) with status(); run<F>(n, p);
+** alloc/release (scratch), copy (within the device), zero, flag() (an int
+** the bodies raise errors into) and check() (reports a raised flag now, or
+** leaves it to the next sync), gemm (float matmuls; UNIMPLEMENTED: use the
+** element-by-element body).
+**
+** Host C++ only (never compiled for the device). The module cannot call the
+** engine's internal functions (it is loaded with dlopen beside it), so
+** errors are written into the context here, as ltf_fail does.
+*/
+#ifndef LTF_CU_OPS_CUH
+#define LTF_CU_OPS_CUH
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+extern "C" {
+#include "../../op.h"
+}
+#include "elementwise.cuh"
+#include "reduce.cuh"
+#include "nn.cuh"
+#include "movement.cuh"
+#include "matmul.cuh"
+
+namespace ltf_cu {
+
+/* {==== Helpers */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+inline ltf_status fail(ltf_ctx *ctx, ltf_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+    va_end(ap);
+    ctx->last_status = code;
+    return code;
+}
+
+inline size_t dsize(int dt) {
+    static const size_t s[] = { 4, 8, 4, 8, 1, 1 };   /* ORDER DTYPE */
+    return dt >= 0 && dt <= DT_BOOL ? s[dt] : 0;
+}
+inline const char *dname(int dt) {
+    static const char *const n[] = { "float32", "float64", "int32", "int64", "uint8", "bool", "string", "resource" };
+    return dt >= 0 && dt < 8 ? n[dt] : "?";
+}
+inline ltf_status bad_dtype(ltf_ctx *ctx, const ltf_op_def *def, int dt) {
+    return fail(ctx, LTF_ERR_TYPE, "%s: unsupported dtype %s", def->name, dname(dt));
+}
+template <class T> inline T *ptr(const ltf_tensor *t) { return (T *)LTF_DATA(t); }
+
+inline void contiguous(int rank, const int64_t *dims, int64_t *st) {
+    int64_t s = 1;
+    for (int k = rank - 1; k >= 0; k--) { st[k] = s; s *= dims[k] > 0 ? dims[k] : 1; }
+}
+inline int norm_axis(int64_t ax, int rank) { return (int)(ax < 0 ? ax + rank : ax); }
+inline long long axis_user(int64_t ax) { return (long long)(ax >= 0 ? ax + 1 : ax); }
+
+/* Index maps of 'nin' inputs broadcast to out's shape: size-1 output dims
+** dropped, neighbours merged where every input is contiguous across them. */
+inline void plan_bcast(Bcast &b, ltf_tensor *const *in, int nin, const ltf_tensor *out) {
+    int64_t st[3][LTF_MAX_RANK];
+    for (int k = 0; k < nin; k++) {
+        const ltf_tensor *x = in[k];
+        int64_t s = 1;
+        for (int d = out->rank - 1; d >= 0; d--) {
+            int xd = d - (out->rank - x->rank);
+            if (xd < 0) { st[k][d] = 0; continue; }
+            st[k][d] = x->dims[xd] == 1 ? 0 : s;
+            s *= x->dims[xd];
+        }
+        b.kind[k] = x->numel == out->numel ? 0 : (x->numel == 1 ? 1 : 2);
+    }
+    b.rank = 0;
+    for (int d = 0; d < out->rank; d++) {
+        if (out->dims[d] == 1) continue;
+        int r = b.rank;
+        if (r > 0) {
+            bool merge = true;
+            for (int k = 0; k < nin; k++)
+                if (b.st[k][r - 1] != st[k][d] * out->dims[d]) merge = false;
+            if (merge) {
+                b.dims[r - 1] *= out->dims[d];
+                for (int k = 0; k < nin; k++) b.st[k][r - 1] = st[k][d];
+                continue;
+            }
+        }
+        b.dims[r] = out->dims[d];
+        for (int k = 0; k < nin; k++) b.st[k][r] = st[k][d];
+        b.rank++;
+    }
+    if (b.rank == 0) {
+        b.rank = 1;
+        b.dims[0] = 1;
+        for (int k = 0; k < nin; k++) b.st[k][0] = 0;
+    }
+}
+
+/* Report a flag raised by the bodies (executors that check at once). */
+inline ltf_status flag_error(ltf_ctx *ctx, const char *op, int code) {
+    switch (code) {
+    case ERR_DIV_ZERO: return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: integer division by zero", op);
+    case ERR_NEG_POW:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: integers to negative integer powers are not allowed", op);
+    case ERR_INDEX:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: an index is out of range (indices are 1-based)", op);
+    default: return LTF_OK;
+    }
+}
+/* }==== */
+
+#define LTF_CU_KERNEL(name) \
+    template <class E> ltf_status name(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, \
+                                       const ltf_attrs *a, ltf_tensor **out, int nout)
+#define LTF_CU_UNUSED (void)nin; (void)a; (void)nout; (void)in
+
+/* Dispatch on a dtype: 'M(T)' for each numeric dtype and bool (as uint8_t). */
+#define LTF_CU_BY_DTYPE(dt, M)                                 \
+    switch (dt) {                                              \
+    case DT_F32: { M(float) } break;                           \
+    case DT_F64: { M(double) } break;                          \
+    case DT_I32: { M(int32_t) } break;                         \
+    case DT_I64: { M(int64_t) } break;                         \
+    case DT_U8: case DT_BOOL: { M(uint8_t) } break;            \
+    default: break;                                            \
+    }
+/* Dispatch on an element size (moves and selects). */
+#define LTF_CU_BY_SIZE(es, M)                                  \
+    switch (es) {                                              \
+    case 1: { M(uint8_t) } break;                              \
+    case 4: { M(uint32_t) } break;                             \
+    case 8: { M(uint64_t) } break;                             \
+    default: break;                                            \
+    }
+
+/* {==== Elementwise */
+LTF_CU_KERNEL(k_unary) {
+    LTF_CU_UNUSED;
+    int dt = in[0]->dtype;
+    if (!unary_ok(def->code, dt)) return bad_dtype(ctx, def, dt);
+    int64_t n = out[0]->numel;
+    if (n == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+#define M(T) { UnaryP<T> p = { ptr<T>(in[0]), LTF_DATA(out[0]), def->code }; return e.template run<UnaryF<T> >(n, p); }
+    LTF_CU_BY_DTYPE(dt, M)
+#undef M
+    return bad_dtype(ctx, def, dt);
+}
+
+LTF_CU_KERNEL(k_binary) {
+    LTF_CU_UNUSED;
+    int dt = in[0]->dtype;
+    if (!binary_ok(def->code, dt)) return bad_dtype(ctx, def, dt);
+    int64_t n = out[0]->numel;
+    if (n == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    Bcast bc;
+    plan_bcast(bc, in, 2, out[0]);
+    ltf_status st = LTF_OK;
+#define M(T) { BinaryP<T> p = { ptr<T>(in[0]), ptr<T>(in[1]), LTF_DATA(out[0]), def->code, e.flag(), bc }; \
+               st = e.template run<BinaryF<T> >(n, p); }
+    LTF_CU_BY_DTYPE(dt, M)
+#undef M
+    return st != LTF_OK ? st : e.check();
+}
+
+LTF_CU_KERNEL(k_copy) {
+    LTF_CU_UNUSED;
+    if (out[0]->storage == in[0]->storage && out[0]->offset == in[0]->offset) return LTF_OK;
+    size_t nbytes = (size_t)out[0]->numel * dsize(out[0]->dtype);
+    if (nbytes == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return e.copy(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes);
+}
+
+template <class E, class F, class TO>
+ltf_status cast_to(E &e, const ltf_tensor *x, ltf_tensor *o, int to_bool) {
+    CastP<F, TO> p = { ptr<F>(x), ptr<TO>(o), to_bool };
+    return e.template run<CastF<F, TO> >(o->numel, p);
+}
+template <class E, class F> ltf_status cast_from(E &e, const ltf_tensor *x, ltf_tensor *o, int to_bool) {
+    switch (o->dtype) {
+    case DT_F32: return cast_to<E, F, float>(e, x, o, to_bool);
+    case DT_F64: return cast_to<E, F, double>(e, x, o, to_bool);
+    case DT_I32: return cast_to<E, F, int32_t>(e, x, o, to_bool);
+    case DT_I64: return cast_to<E, F, int64_t>(e, x, o, to_bool);
+    default: return cast_to<E, F, uint8_t>(e, x, o, to_bool);
+    }
+}
+LTF_CU_KERNEL(k_cast) {
+    int from = in[0]->dtype, to = out[0]->dtype;
+    if (from == to) return k_copy<E>(ctx, def, in, nin, a, out, nout);
+    if (dsize(from) == 0 || dsize(to) == 0)
+        return fail(ctx, LTF_ERR_TYPE, "cast: cannot cast %s to %s", dname(from), dname(to));
+    if (out[0]->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    /* to bool: x != 0; bool to uint8 too (the CPU's table) */
+    int to_bool = to == DT_BOOL || (from == DT_BOOL && to == DT_U8);
+#define M(T) return cast_from<E, T>(e, in[0], out[0], to_bool);
+    LTF_CU_BY_DTYPE(from, M)
+#undef M
+    return LTF_OK;
+}
+
+LTF_CU_KERNEL(k_select) {
+    LTF_CU_UNUSED;
+    size_t es = dsize(out[0]->dtype);
+    if (es == 0) return bad_dtype(ctx, def, out[0]->dtype);
+    int64_t n = out[0]->numel;
+    if (n == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    Bcast bc;
+    plan_bcast(bc, in, 3, out[0]);
+#define M(T) { SelectP<T> p = { ptr<uint8_t>(in[0]), ptr<T>(in[1]), ptr<T>(in[2]), ptr<T>(out[0]), bc }; \
+               return e.template run<SelectF<T> >(n, p); }
+    LTF_CU_BY_SIZE(es, M)
+#undef M
+    return LTF_OK;
+}
+
+/* zeros_like (code 0), ones_like (code 1) */
+LTF_CU_KERNEL(k_fill_like) {
+    LTF_CU_UNUSED;
+    int dt = out[0]->dtype;
+    int64_t n = out[0]->numel;
+    if (dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    if (n == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (def->code == 0) return e.zero(LTF_DATA(out[0]), (size_t)n * dsize(dt));
+#define M(T) { FillP<T> p = { ptr<T>(out[0]), (T)1 }; return e.template run<FillF<T> >(n, p); }
+    LTF_CU_BY_DTYPE(dt, M)
+#undef M
+    return LTF_OK;
+}
+/* }==== */
+
+/* {==== Reductions */
+template <class E, class T, int OP>
+ltf_status reduce_run(E &e, const ltf_tensor *x, ltf_tensor *y, const Strided &kept, const Strided &red,
+                      int part_major) {
+    typedef typename Red<T, OP>::A A;
+    ReduceP<T, OP> p;
+    p.x = ptr<T>(x);
+    p.o = ptr<T>(y);
+    p.part = NULL;
+    p.kept = kept;
+    p.red = red;
+    p.nout = y->numel;
+    p.count = x->numel / y->numel;
+    p.part_major = part_major;
+    /* enough indices to fill a large GPU; the same partition on the host */
+    const int64_t target = (int64_t)1 << 18;
+    int64_t parts = 1;
+    if (p.count >= 64 && p.nout < target) {
+        parts = p.count / 32;
+        if (parts > target / p.nout) parts = target / p.nout;
+        if (parts > 1024) parts = 1024;
+        if (parts < 1) parts = 1;
+    }
+    p.parts = parts;
+    if (parts == 1) return e.template run<ReduceF<T, OP> >(p.nout, p);
+    size_t bytes = (size_t)(p.nout * parts) * sizeof(A);
+    p.part = (A *)e.alloc(bytes);
+    if (!p.part) return e.status();
+    ltf_status st = e.template run<ReduceF<T, OP> >(p.nout * parts, p);
+    if (st == LTF_OK) st = e.template run<ReduceFinF<T, OP> >(p.nout, p);
+    e.release(p.part, bytes);
+    return st;
+}
+
+/* Reduce 'x' over the axes flagged in 'reduced' into 'y' (op: RED_*). */
+template <class E>
+ltf_status reduce_axes(E &e, ltf_ctx *ctx, const ltf_op_def *def, int op, const ltf_tensor *x, ltf_tensor *y,
+                       const int *reduced) {
+    int dt = x->dtype;
+    bool ok = op >= RED_ALL ? dt == DT_BOOL : (dt != DT_BOOL && dsize(dt) != 0);
+    if (!ok) return bad_dtype(ctx, def, dt);
+    if (y->numel == 0) return LTF_OK;
+    /* runs of reduced / kept dims (size-1 dims dropped), contiguous strides */
+    int m = 0, flag[LTF_MAX_RANK];
+    int64_t dim[LTF_MAX_RANK], stride[LTF_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) {
+        if (x->dims[d] == 1) continue;
+        if (m > 0 && flag[m - 1] == reduced[d]) dim[m - 1] *= x->dims[d];
+        else { dim[m] = x->dims[d]; flag[m++] = reduced[d]; }
+    }
+    int64_t s = 1;
+    for (int k = m - 1; k >= 0; k--) { stride[k] = s; s *= dim[k] > 0 ? dim[k] : 1; }
+    Strided kept, red;
+    kept.rank = red.rank = 0;
+    kept.base = red.base = 0;
+    for (int k = 0; k < m; k++) {
+        Strided &t = flag[k] ? red : kept;
+        t.dims[t.rank] = dim[k];
+        t.st[t.rank++] = stride[k];
+    }
+    int part_major = m > 0 && !flag[m - 1];
+#define R(T, OP) return reduce_run<E, T, OP>(e, x, y, kept, red, part_major);
+#define M(T) switch (op) { case RED_SUM: R(T, RED_SUM) case RED_MEAN: R(T, RED_MEAN) \
+                          case RED_MAX: R(T, RED_MAX) case RED_MIN: R(T, RED_MIN) default: R(T, RED_PROD) }
+    if (op == RED_ALL) return reduce_run<E, uint8_t, RED_ALL>(e, x, y, kept, red, part_major);
+    if (op == RED_ANY) return reduce_run<E, uint8_t, RED_ANY>(e, x, y, kept, red, part_major);
+    switch (dt) {
+    case DT_F32: M(float)
+    case DT_F64: M(double)
+    case DT_I32: M(int32_t)
+    case DT_I64: M(int64_t)
+    default: M(uint8_t)
+    }
+#undef M
+#undef R
+}
+
+LTF_CU_KERNEL(k_reduce) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    int reduced[LTF_MAX_RANK] = {0};
+    if (a->nints < 0)
+        for (int d = 0; d < x->rank; d++) reduced[d] = 1;
+    for (int i = 0; i < a->nints; i++) {
+        int64_t ax = a->ints[i] < 0 ? a->ints[i] + x->rank : a->ints[i];
+        if (ax < 0 || ax >= x->rank)
+            return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld is out of range for rank %d", def->name,
+                        axis_user(a->ints[i]), x->rank);
+        reduced[ax] = 1;
+    }
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return reduce_axes(e, ctx, def, def->code - LTF_OP_REDUCE_SUM, x, out[0], reduced);
+}
+
+/* sum_to(g, x): g summed over its leading dims and where x has 1 */
+LTF_CU_KERNEL(k_sum_to) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *g = in[0];
+    ltf_tensor *o = out[0];
+    int reduced[LTF_MAX_RANK] = {0};
+    int lead = g->rank - o->rank;
+    for (int k = 0; k < g->rank; k++) reduced[k] = k < lead || (o->dims[k - lead] == 1 && g->dims[k] != 1);
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return reduce_axes(e, ctx, def, RED_SUM, g, o, reduced);
+}
+
+LTF_CU_KERNEL(k_arg) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    int dt = x->dtype;
+    if (dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    int ax = norm_axis(a->i[1], x->rank);
+    if (ax < 0 || ax >= x->rank)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld is out of range for rank %d", def->name,
+                    axis_user(a->i[1]), x->rank);
+    if (out[0]->numel == 0) return LTF_OK;
+    if (x->dims[ax] == 0)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld has length 0", def->name, axis_user(a->i[1]));
+    int64_t inner = 1;
+    for (int d = ax + 1; d < x->rank; d++) inner *= x->dims[d];
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+#define M(T) { ArgP<T> p = { ptr<T>(x), LTF_DATA(out[0]), x->dims[ax], inner, def->code == LTF_OP_ARGMAX, \
+                             out[0]->dtype == LTF_DTYPE_INT64 }; \
+               return e.template run<ArgF<T> >(out[0]->numel, p); }
+    LTF_CU_BY_DTYPE(dt, M)
+#undef M
+    return LTF_OK;
+}
+/* }==== */
+
+/* {==== Neural-network ops */
+static inline void split_axis(const ltf_tensor *t, int64_t axis, int64_t *outer, int64_t *len, int64_t *inner) {
+    int ax = norm_axis(axis, t->rank);
+    *outer = 1;
+    *inner = 1;
+    for (int i = 0; i < ax; i++) *outer *= t->dims[i];
+    for (int i = ax + 1; i < t->rank; i++) *inner *= t->dims[i];
+    *len = t->dims[ax];
+}
+
+template <class E, class T> ltf_status softmax_run(E &e, const ltf_tensor *x, ltf_tensor *y, int64_t axis, int log) {
+    int64_t outer, len, inner;
+    split_axis(x, axis, &outer, &len, &inner);
+    int64_t lines = outer * inner;
+    size_t bytes = 2 * (size_t)lines * sizeof(T);
+    T *s = (T *)e.alloc(bytes);
+    if (!s) return e.status();
+    SoftmaxP<T> p = { ptr<T>(x), ptr<T>(y), s, s + lines, len, inner, log };
+    ltf_status st = e.template run<SoftmaxStatsF<T> >(lines, p);
+    if (st == LTF_OK) st = e.template run<SoftmaxF<T> >(y->numel, p);
+    e.release(s, bytes);
+    return st;
+}
+
+/* softmax (code 0), log_softmax (code 1) */
+LTF_CU_KERNEL(k_softmax) {
+    LTF_CU_UNUSED;
+    int dt = in[0]->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (out[0]->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return dt == DT_F32 ? softmax_run<E, float>(e, in[0], out[0], a->i[0], def->code == 1)
+                        : softmax_run<E, double>(e, in[0], out[0], a->i[0], def->code == 1);
+}
+
+LTF_CU_KERNEL(k_sparse_xent) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *lab = in[0], *x = in[1];
+    int dt = x->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (lab->dtype != LTF_DTYPE_INT32 && lab->dtype != LTF_DTYPE_INT64) return bad_dtype(ctx, def, lab->dtype);
+    int64_t lines = out[0]->numel, classes = x->dims[x->rank - 1];
+    if (lines == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    ltf_status st;
+#define RUN(T, L) { SparseXentP<T, L> p = { ptr<T>(x), ptr<L>(lab), ptr<T>(out[0]), classes, e.flag() }; \
+                    st = e.template run<SparseXentF<T, L> >(lines, p); }
+    if (dt == DT_F32) {
+        if (lab->dtype == LTF_DTYPE_INT32) RUN(float, int32_t) else RUN(float, int64_t)
+    } else {
+        if (lab->dtype == LTF_DTYPE_INT32) RUN(double, int32_t) else RUN(double, int64_t)
+    }
+#undef RUN
+    return st != LTF_OK ? st : e.check();
+}
+
+LTF_CU_KERNEL(k_xent) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *lab = in[0], *x = in[1];
+    int dt = x->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (out[0]->numel == 0) return LTF_OK;
+    int64_t outer, len, inner;
+    split_axis(x, a->i[0], &outer, &len, &inner);
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (len == 0) return e.zero(LTF_DATA(out[0]), (size_t)out[0]->numel * dsize(dt));
+    if (dt == DT_F32) {
+        XentP<float> p = { ptr<float>(x), ptr<float>(lab), ptr<float>(out[0]), len, inner };
+        return e.template run<XentF<float> >(outer * inner, p);
+    }
+    XentP<double> p = { ptr<double>(x), ptr<double>(lab), ptr<double>(out[0]), len, inner };
+    return e.template run<XentF<double> >(outer * inner, p);
+}
+/* }==== */
+
+/* {==== Matmul: cuBLAS for floats where the executor has it, else the body */
+LTF_CU_KERNEL(k_matmul) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0], *y = in[1];
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64) return bad_dtype(ctx, def, dt);
+    int ta = a->i[0] != 0, tb = a->i[1] != 0;
+    int64_t m = x->dims[x->rank - 2 + ta], k = x->dims[x->rank - 1 - ta], n = y->dims[y->rank - 1 - tb];
+    if (o->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (k == 0) return e.zero(LTF_DATA(o), (size_t)o->numel * dsize(dt));
+    /* batch index maps: output batch -> matrix element offsets of a and b */
+    int rb = o->rank - 2;
+    MatmulP<char> dummy;
+    Strided &ab = dummy.ab, &bb = dummy.bb;
+    ab.rank = bb.rank = rb > 0 ? rb : 1;
+    ab.base = bb.base = 0;
+    ab.dims[0] = bb.dims[0] = 1;
+    ab.st[0] = bb.st[0] = 0;
+    int64_t sa = m * k, sb = k * n;
+    for (int d = rb - 1; d >= 0; d--) {
+        int xa = d - (rb - (x->rank - 2)), yb = d - (rb - (y->rank - 2));
+        ab.dims[d] = bb.dims[d] = o->dims[d];
+        ab.st[d] = xa >= 0 && x->dims[xa] != 1 ? sa : 0;
+        bb.st[d] = yb >= 0 && y->dims[yb] != 1 ? sb : 0;
+        if (xa >= 0) sa *= x->dims[xa];
+        if (yb >= 0) sb *= y->dims[yb];
+    }
+    int64_t batch = o->numel / (m * n);
+    if (dt == DT_F32 || dt == DT_F64) {
+        /* one strided-batched call when each operand's batches are all or one */
+        int64_t abatch = x->numel / (m * k), bbatch = y->numel / (k * n);
+        if ((abatch == batch || abatch == 1) && (bbatch == batch || bbatch == 1)) {
+            ltf_status st = e.gemm(dt, ta, tb, m, n, k, LTF_DATA(x), abatch == 1 ? 0 : m * k, LTF_DATA(y),
+                                   bbatch == 1 ? 0 : k * n, LTF_DATA(o), m * n, batch);
+            if (st != LTF_ERR_UNIMPLEMENTED) return st;
+        } else {
+            ltf_status st = LTF_OK;
+            size_t es = dsize(dt);
+            for (int64_t bi = 0; bi < batch && st == LTF_OK; bi++)
+                st = e.gemm(dt, ta, tb, m, n, k, (char *)LTF_DATA(x) + (size_t)strided_offset(ab, bi) * es, 0,
+                            (char *)LTF_DATA(y) + (size_t)strided_offset(bb, bi) * es, 0,
+                            (char *)LTF_DATA(o) + (size_t)(bi * m * n) * es, 0, 1);
+            if (st != LTF_ERR_UNIMPLEMENTED) return st;
+        }
+    }
+#define M(T) { MatmulP<T> p = { ptr<T>(x), ptr<T>(y), ptr<T>(o), m, n, k, ta, tb, ab, bb }; \
+               return e.template run<MatmulF<T> >(o->numel, p); }
+    switch (dt) {
+    case DT_F32: M(float)
+    case DT_F64: M(double)
+    case DT_I32: M(int32_t)
+    default: M(int64_t)
+    }
+#undef M
+}
+/* }==== */
+
+/* {==== Movement */
+template <class E> ltf_status strided_read(E &e, const ltf_tensor *x, ltf_tensor *o, const Strided &map) {
+#define M(T) { GatherNdP<T> p = { ptr<T>(x), ptr<T>(o), map }; return e.template run<StridedReadF<T> >(o->numel, p); }
+    LTF_CU_BY_SIZE(dsize(o->dtype), M)
+#undef M
+    return LTF_OK;
+}
+
+LTF_CU_KERNEL(k_transpose) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int r = x->rank;
+    int64_t st[LTF_MAX_RANK];
+    contiguous(r, x->dims, st);
+    Strided map;
+    map.base = 0;
+    map.rank = r > 0 ? r : 1;
+    map.dims[0] = 1;
+    map.st[0] = 0;
+    for (int k = 0; k < r; k++) {
+        int p = a->nints >= 0 ? norm_axis(a->ints[k], r) : r - 1 - k;
+        map.dims[k] = o->dims[k];
+        map.st[k] = st[p];
+    }
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return strided_read(e, x, o, map);
+}
+
+LTF_CU_KERNEL(k_slice) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int64_t st[LTF_MAX_RANK];
+    contiguous(x->rank, x->dims, st);
+    Strided map;
+    map.base = 0;
+    map.rank = x->rank > 0 ? x->rank : 1;
+    map.dims[0] = 1;
+    map.st[0] = 0;
+    for (int k = 0; k < x->rank; k++) {
+        int64_t b = a->ints[k] < 0 ? a->ints[k] + x->dims[k] : a->ints[k];
+        map.base += b * st[k];
+        map.dims[k] = o->dims[k];
+        map.st[k] = st[k];
+    }
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return strided_read(e, x, o, map);
+}
+
+/* concat and stack: each input written into its slab of the output */
+LTF_CU_KERNEL(k_concat) {
+    LTF_CU_UNUSED;
+    ltf_tensor *o = out[0];
+    size_t es = dsize(o->dtype);
+    if (es == 0) return bad_dtype(ctx, def, o->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int stack = def->code == LTF_OP_STACK;
+    int axis = norm_axis(a->i[0], o->rank);
+    int64_t ws[LTF_MAX_RANK];
+    contiguous(o->rank, o->dims, ws);
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    int64_t at = 0;
+    for (int k = 0; k < nin; k++) {
+        Strided map;
+        map.rank = o->rank;
+        map.base = at * ws[axis];
+        for (int d = 0; d < o->rank; d++) { map.dims[d] = o->dims[d]; map.st[d] = ws[d]; }
+        map.dims[axis] = stack ? 1 : in[k]->dims[axis];
+        at += map.dims[axis];
+        if (in[k]->numel == 0) continue;
+        ltf_status st = LTF_OK;
+#define M(T) { GatherNdP<T> p = { ptr<T>(in[k]), ptr<T>(o), map }; st = e.template run<StridedWriteF<T> >(in[k]->numel, p); }
+        LTF_CU_BY_SIZE(es, M)
+#undef M
+        if (st != LTF_OK) return st;
+    }
+    return LTF_OK;
+}
+
+LTF_CU_KERNEL(k_gather) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *params = in[0], *indices = in[1];
+    ltf_tensor *o = out[0];
+    size_t es = dsize(o->dtype);
+    if (es == 0) return bad_dtype(ctx, def, o->dtype);
+    if (indices->dtype != LTF_DTYPE_INT32 && indices->dtype != LTF_DTYPE_INT64)
+        return bad_dtype(ctx, def, indices->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int axis = norm_axis(a->i[0], params->rank);
+    int bd = (int)(a->i[1] < 0 ? a->i[1] + indices->rank : a->i[1]);
+    int64_t O = 1, inner = 1, J = 1, N = params->dims[axis];
+    for (int d = bd; d < axis; d++) O *= params->dims[d];
+    for (int d = axis + 1; d < params->rank; d++) inner *= params->dims[d];
+    for (int d = bd; d < indices->rank; d++) J *= indices->dims[d];
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    ltf_status st = LTF_OK;
+#define G(T, I) { GatherP<T, I> p = { ptr<T>(params), ptr<I>(indices), ptr<T>(o), O, N, J, inner, e.flag() }; \
+                  st = e.template run<GatherF<T, I> >(o->numel, p); }
+#define M(T) if (indices->dtype == LTF_DTYPE_INT32) G(T, int32_t) else G(T, int64_t)
+    LTF_CU_BY_SIZE(es, M)
+#undef M
+#undef G
+    return st != LTF_OK ? st : e.check();
+}
+/* }==== */
+
+/* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
+** the device has none (the engine runs the CPU's over copies). */
+template <class E> const void *kernel_for(int op) {
+    if (op >= LTF_OP_ADD && op <= LTF_OP_ZETA) return (const void *)&k_binary<E>;
+    switch (op) {
+    case LTF_OP_NEG: case LTF_OP_ABS: case LTF_OP_SIGN: case LTF_OP_EXP: case LTF_OP_LOG: case LTF_OP_LOG1P:
+    case LTF_OP_EXPM1: case LTF_OP_SQRT: case LTF_OP_RSQRT: case LTF_OP_SQUARE: case LTF_OP_RECIPROCAL:
+    case LTF_OP_TANH: case LTF_OP_SIGMOID: case LTF_OP_RELU: case LTF_OP_SOFTPLUS: case LTF_OP_SIN:
+    case LTF_OP_COS: case LTF_OP_FLOOR: case LTF_OP_CEIL: case LTF_OP_ROUND: case LTF_OP_LOGICAL_NOT:
+    case LTF_OP_INVERT: case LTF_OP_IS_NAN: case LTF_OP_IS_FINITE: case LTF_OP_ACOS: case LTF_OP_ACOSH:
+    case LTF_OP_ASIN: case LTF_OP_ASINH: case LTF_OP_ATAN: case LTF_OP_ATANH: case LTF_OP_COSH:
+    case LTF_OP_SINH: case LTF_OP_TAN: case LTF_OP_ERF: case LTF_OP_ERFC: case LTF_OP_LGAMMA:
+    case LTF_OP_DIGAMMA: case LTF_OP_IS_INF:
+        return (const void *)&k_unary<E>;
+    case LTF_OP_IDENTITY: case LTF_OP_STOP_GRADIENT:
+    case LTF_OP_RESHAPE: case LTF_OP_EXPAND_DIMS: case LTF_OP_SQUEEZE: case LTF_OP_RESHAPE_LIKE:
+        return (const void *)&k_copy<E>;
+    case LTF_OP_ZEROS_LIKE: case LTF_OP_ONES_LIKE: return (const void *)&k_fill_like<E>;
+    case LTF_OP_CAST: return (const void *)&k_cast<E>;
+    case LTF_OP_SELECT: return (const void *)&k_select<E>;
+    case LTF_OP_REDUCE_SUM: case LTF_OP_REDUCE_MEAN: case LTF_OP_REDUCE_MAX: case LTF_OP_REDUCE_MIN:
+    case LTF_OP_REDUCE_PROD: case LTF_OP_REDUCE_ALL: case LTF_OP_REDUCE_ANY:
+        return (const void *)&k_reduce<E>;
+    case LTF_OP_SUM_TO: return (const void *)&k_sum_to<E>;
+    case LTF_OP_ARGMAX: case LTF_OP_ARGMIN: return (const void *)&k_arg<E>;
+    case LTF_OP_SOFTMAX: case LTF_OP_LOG_SOFTMAX: return (const void *)&k_softmax<E>;
+    case LTF_OP_SPARSE_SOFTMAX_XENT: return (const void *)&k_sparse_xent<E>;
+    case LTF_OP_SOFTMAX_XENT: return (const void *)&k_xent<E>;
+    case LTF_OP_MATMUL: return (const void *)&k_matmul<E>;
+    case LTF_OP_TRANSPOSE: return (const void *)&k_transpose<E>;
+    case LTF_OP_SLICE: return (const void *)&k_slice<E>;
+    case LTF_OP_CONCAT: case LTF_OP_STACK: return (const void *)&k_concat<E>;
+    case LTF_OP_GATHER: return (const void *)&k_gather<E>;
+    default: return NULL;
+    }
+}
+
+}  // namespace ltf_cu
+
+#endif

@@ -1,0 +1,441 @@
+/*
+** test_cuda_kernels.cpp: the CUDA kernels' bodies (core/cuda/kernels/, the .cuh files),
+** built for the host (libltf_gpu_host.a), run over every index on host
+** memory and compared with the CPU backend's kernels on the same random
+** inputs: every covered op, every dtype it takes, broadcasting, reduction
+** axes, and the errors the bodies raise. Needs no GPU.
+**
+** Tolerances: integers and bool exact; float64 rtol 1e-12; float32 rtol
+** 4e-6 (the CPU's float32 exp/tanh/sigmoid are its own polynomials, about
+** 1 ulp from libm's); reductions, softmax and matmul sum in another order:
+** atol = 1e-5 (float32) / 1e-12 (float64) times the sum of the absolute
+** values reduced into each result.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+extern "C" {
+#include "op.h"
+#include "../../cuda/host.h"
+}
+#include "../check.h"
+
+static ltf_ctx *ctx;
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd() {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static double uni() { return (double)(rnd() >> 11) / 9007199254740992.0; }
+
+/* {==== Inputs */
+enum { GEN_PLAIN, GEN_POS, GEN_NONZERO, GEN_SMALL, GEN_UNIT, GEN_SPECIAL };
+
+/* A random tensor: floats in [-3, 3] (GEN_POS: (0, 4], GEN_UNIT: [-1, 1],
+** GEN_SPECIAL: some NaN/inf/0/-0), integers in [-20, 20] (GEN_NONZERO
+** without 0, GEN_SMALL: shift counts in [-2, 70]), uint8 0..255, bool 0/1. */
+static ltf_tensor *rand_tensor(ltf_dtype dt, std::vector<int64_t> dims, int gen = GEN_PLAIN) {
+    ltf_tensor *t = ltf_tensor_new(ctx, dt, (int)dims.size(), dims.data());
+    void *p = ltf_tensor_data(t);
+    int64_t n = ltf_tensor_num_elements(t);
+    for (int64_t i = 0; i < n; i++) {
+        double u = uni();
+        double f = gen == GEN_POS ? 4 * u + 1e-3 : gen == GEN_UNIT ? 2 * u - 1 : 6 * u - 3;
+        if (gen == GEN_SPECIAL) {
+            static const double sp[] = { NAN, INFINITY, -INFINITY, 0.0, -0.0, 0.5, -2.5, 1.5 };
+            if (rnd() % 3 == 0) f = sp[rnd() % 8];
+        }
+        int64_t k = (int64_t)(rnd() % 41) - 20;
+        if (gen == GEN_NONZERO && k == 0) k = 7;
+        if (gen == GEN_SMALL) k = (int64_t)(rnd() % 73) - 2;
+        switch (dt) {
+        case LTF_DTYPE_FLOAT32: ((float *)p)[i] = (float)f; break;
+        case LTF_DTYPE_FLOAT64: ((double *)p)[i] = f; break;
+        case LTF_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)(gen == GEN_PLAIN && rnd() % 17 == 0 ? (int64_t)INT32_MIN + k * 0 : k); break;
+        case LTF_DTYPE_INT64: ((int64_t *)p)[i] = gen == GEN_PLAIN && rnd() % 17 == 0 ? INT64_MIN : k; break;
+        case LTF_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)(gen == GEN_NONZERO ? 1 + rnd() % 255 : gen == GEN_SMALL ? rnd() % 12 : rnd() % 256); break;
+        default: ((uint8_t *)p)[i] = (uint8_t)(rnd() & 1); break;
+        }
+    }
+    return t;
+}
+static ltf_tensor *zeros(ltf_dtype dt, std::vector<int64_t> dims) {
+    return ltf_tensor_new(ctx, dt, (int)dims.size(), dims.data());
+}
+/* }==== */
+
+/* {==== Comparison */
+static double tol_rel(ltf_dtype dt) { return dt == LTF_DTYPE_FLOAT32 ? 4e-6 : 1e-12; }
+
+static int compare(const char *what, const ltf_tensor *want, const ltf_tensor *got, double rtol, double atol) {
+    if (ltf_tensor_dtype(want) != ltf_tensor_dtype(got) || ltf_tensor_num_elements(want) != ltf_tensor_num_elements(got)) {
+        fprintf(stderr, "%s: dtype or size differs\n", what);
+        return 0;
+    }
+    int64_t n = ltf_tensor_num_elements(want);
+    ltf_dtype dt = ltf_tensor_dtype(want);
+    const void *a = ltf_tensor_data(want), *b = ltf_tensor_data(got);
+    for (int64_t i = 0; i < n; i++) {
+        double x, y;
+        switch (dt) {
+        case LTF_DTYPE_FLOAT32: x = ((const float *)a)[i]; y = ((const float *)b)[i]; break;
+        case LTF_DTYPE_FLOAT64: x = ((const double *)a)[i]; y = ((const double *)b)[i]; break;
+        case LTF_DTYPE_INT32:
+            if (((const int32_t *)a)[i] == ((const int32_t *)b)[i]) continue;
+            fprintf(stderr, "%s: [%lld] want %d got %d\n", what, (long long)i, ((const int32_t *)a)[i], ((const int32_t *)b)[i]);
+            return 0;
+        case LTF_DTYPE_INT64:
+            if (((const int64_t *)a)[i] == ((const int64_t *)b)[i]) continue;
+            fprintf(stderr, "%s: [%lld] want %lld got %lld\n", what, (long long)i, (long long)((const int64_t *)a)[i],
+                    (long long)((const int64_t *)b)[i]);
+            return 0;
+        case LTF_DTYPE_BOOL:   /* any nonzero byte is true (the CPU's is_inf stores isinf()'s -1 as 255) */
+            if ((((const uint8_t *)a)[i] != 0) == (((const uint8_t *)b)[i] != 0)) continue;
+            fprintf(stderr, "%s: [%lld] want %d got %d\n", what, (long long)i, ((const uint8_t *)a)[i], ((const uint8_t *)b)[i]);
+            return 0;
+        default:
+            if (((const uint8_t *)a)[i] == ((const uint8_t *)b)[i]) continue;
+            fprintf(stderr, "%s: [%lld] want %d got %d\n", what, (long long)i, ((const uint8_t *)a)[i], ((const uint8_t *)b)[i]);
+            return 0;
+        }
+        if (x != x && y != y) continue;
+        if (x == y) continue;
+        if (fabs(x - y) <= atol + rtol * fabs(x)) continue;
+        fprintf(stderr, "%s: [%lld] want %.17g got %.17g\n", what, (long long)i, x, y);
+        return 0;
+    }
+    return 1;
+}
+
+/* Run 'op' on the CPU and through the host-built device kernel; compare. */
+static void run_both(const char *what, ltf_op_id op, std::vector<ltf_tensor *> in, const ltf_attrs *a,
+                     double rtol = -1, double atol = 0) {
+    ltf_tensor *want = NULL;
+    int nout = 0;
+    ltf_status s1 = ltf_op_run(ctx, op, in.data(), (int)in.size(), a, &want, 1, &nout);
+    const void *k = ltf_gpu_host_kernel(op);
+    check_count++;
+    if (!k) {
+        check_failures++;
+        fprintf(stderr, "%s: no device kernel\n", what);
+    } else if (s1 != LTF_OK) {
+        /* the CPU refused: the device kernel must refuse with the same kind
+        ** (on an output of the inferred type when there is one) */
+        ltf_type ty;
+        int nty = 0;
+        ltf_tensor *o;
+        if (ltf_op_infer(ctx, ltf_op_get(op), in.data(), (int)in.size(), a, &ty, 1, &nty) == LTF_OK && nty == 1)
+            o = ltf_tensor_new(ctx, ty.dtype, ty.rank, ty.dims);
+        else
+            o = ltf_tensor_new(ctx, LTF_DTYPE_FLOAT32, 0, NULL);
+        ltf_kernel_fn fn = (ltf_kernel_fn)k;
+        ltf_status s2 = fn(ctx, ltf_op_get(op), in.data(), (int)in.size(), a, &o, 1);
+        if (s2 != s1) {
+            check_failures++;
+            fprintf(stderr, "%s: CPU failed (%d) but the device kernel gave %d\n", what, (int)s1, (int)s2);
+        }
+        ltf_tensor_release(o);
+    } else {
+        ltf_tensor *got = ltf_tensor_new(ctx, ltf_tensor_dtype(want), ltf_tensor_rank(want), ltf_tensor_dims(want));
+        ltf_kernel_fn fn = (ltf_kernel_fn)k;
+        ltf_status s2 = fn(ctx, ltf_op_get(op), in.data(), (int)in.size(), a, &got, 1);
+        if (s2 != LTF_OK) {
+            check_failures++;
+            fprintf(stderr, "%s: device kernel failed: %s\n", what, ltf_ctx_error(ctx));
+        } else if (!compare(what, want, got, rtol >= 0 ? rtol : tol_rel(ltf_tensor_dtype(want)), atol)) {
+            check_failures++;
+        }
+        ltf_tensor_release(got);
+    }
+    ltf_tensor_release(want);
+    for (ltf_tensor *t : in) ltf_tensor_release(t);
+}
+
+static ltf_attrs attrs() {
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    return a;
+}
+static const ltf_dtype ALL[] = { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64, LTF_DTYPE_INT32, LTF_DTYPE_INT64,
+                                 LTF_DTYPE_UINT8, LTF_DTYPE_BOOL };
+static bool is_float(ltf_dtype dt) { return dt == LTF_DTYPE_FLOAT32 || dt == LTF_DTYPE_FLOAT64; }
+/* }==== */
+
+static void test_unary() {
+    const ltf_op_id first = LTF_OP_NEG;
+    for (ltf_op_id op = first; op <= LTF_OP_IS_INF; op++) {
+        const void *k = ltf_gpu_host_kernel(op);
+        if (op == LTF_OP_CAST || op == LTF_OP_CHECK_NUMERICS) { CHECK(k != NULL || op == LTF_OP_CHECK_NUMERICS); continue; }
+        for (ltf_dtype dt : ALL) {
+            char what[96];
+            for (int gen : { GEN_PLAIN, GEN_SPECIAL, GEN_POS }) {
+                if (!is_float(dt) && gen != GEN_PLAIN) continue;
+                snprintf(what, sizeof what, "%s %s gen %d", ltf_op_name(op), ltf_dtype_name(dt), gen);
+                ltf_attrs a = attrs();
+                if (op == LTF_OP_CAST) continue;
+                /* special functions: same double code; elementary ones: libm vs the CPU's polynomials */
+                double rtol = dt == LTF_DTYPE_FLOAT32 ? 4e-6 : 1e-12;
+                if (op == LTF_OP_DIGAMMA || op == LTF_OP_LGAMMA) rtol = dt == LTF_DTYPE_FLOAT32 ? 1e-6 : 1e-10;
+                run_both(what, op, { rand_tensor(dt, { 3, 5, 7 }, gen) }, &a, rtol, dt == LTF_DTYPE_FLOAT32 ? 1e-30 : 0);
+            }
+        }
+    }
+}
+
+static void test_binary() {
+    std::vector<std::vector<int64_t>> shapes[] = {
+        { { 4, 6 }, { 4, 6 } }, { { 4, 1, 6 }, { 5, 1 } }, { { 1 }, { 7 } }, { { 7 }, {} }, { { 2, 3, 1, 4 }, { 3, 5, 4 } },
+    };
+    for (ltf_op_id op = LTF_OP_ADD; op <= LTF_OP_ZETA; op++)
+        for (ltf_dtype dt : ALL)
+            for (auto &sh : shapes)
+                for (int gen : { GEN_PLAIN, GEN_SPECIAL }) {
+                    if (!is_float(dt) && gen == GEN_SPECIAL) continue;
+                    int genb = gen;
+                    bool divs = op == LTF_OP_FLOORDIV || op == LTF_OP_FLOORMOD || op == LTF_OP_TRUNCATEDIV ||
+                                op == LTF_OP_TRUNCATEMOD;
+                    if (!is_float(dt) && divs) genb = GEN_NONZERO;
+                    if (!is_float(dt) && (op == LTF_OP_LEFT_SHIFT || op == LTF_OP_RIGHT_SHIFT || op == LTF_OP_POW)) genb = GEN_SMALL;
+                    if (is_float(dt) && (op == LTF_OP_POLYGAMMA || op == LTF_OP_ZETA) && gen == GEN_PLAIN) genb = GEN_POS;
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s (%zu-d, %zu-d) gen %d", ltf_op_name(op), ltf_dtype_name(dt),
+                             sh[0].size(), sh[1].size(), gen);
+                    ltf_attrs a = attrs();
+                    double rtol = dt == LTF_DTYPE_FLOAT32 ? 4e-6 : 1e-12;
+                    if (op == LTF_OP_POLYGAMMA || op == LTF_OP_ZETA) rtol = dt == LTF_DTYPE_FLOAT32 ? 1e-6 : 1e-10;
+                    run_both(what, op, { rand_tensor(dt, sh[0], gen == GEN_SPECIAL ? gen : GEN_PLAIN), rand_tensor(dt, sh[1], genb) }, &a, rtol);
+                }
+    /* errors the bodies raise: the CPU's kind and message */
+    for (ltf_dtype dt : { LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_UINT8 }) {
+        ltf_attrs a = attrs();
+        run_both("floordiv by zero", LTF_OP_FLOORDIV, { rand_tensor(dt, { 5 }), zeros(dt, { 5 }) }, &a);
+        ltf_tensor *x = rand_tensor(dt, { 3 }), *y = zeros(dt, { 3 });
+        const void *k = ltf_gpu_host_kernel(LTF_OP_TRUNCATEMOD);
+        ltf_tensor *o = zeros(dt, { 3 });
+        ltf_tensor *in[2] = { x, y };
+        ltf_status s = ((ltf_kernel_fn)k)(ctx, ltf_op_get(LTF_OP_TRUNCATEMOD), in, 2, &a, &o, 1);
+        CHECK(s == LTF_ERR_INVALID_ARGUMENT);
+        CHECK_STR(ltf_ctx_error(ctx), "truncatemod: integer division by zero");
+        ltf_tensor_release(x); ltf_tensor_release(y); ltf_tensor_release(o);
+    }
+    {
+        ltf_attrs a = attrs();
+        ltf_tensor *y = zeros(LTF_DTYPE_INT32, { 4 });
+        ((int32_t *)ltf_tensor_data(y))[2] = -1;
+        run_both("pow negative", LTF_OP_POW, { rand_tensor(LTF_DTYPE_INT32, { 4 }), y }, &a);
+    }
+}
+
+static void test_cast_select_fill() {
+    for (ltf_dtype from : ALL)
+        for (ltf_dtype to : ALL)
+            for (int gen : { GEN_PLAIN, GEN_SPECIAL }) {
+                if (gen == GEN_SPECIAL && !is_float(from)) continue;
+                ltf_attrs a = attrs();
+                a.i[0] = to;
+                char what[96];
+                snprintf(what, sizeof what, "cast %s -> %s gen %d", ltf_dtype_name(from), ltf_dtype_name(to), gen);
+                ltf_tensor *x = rand_tensor(from, { 6, 7 }, gen);
+                if (is_float(from) && gen == GEN_PLAIN) {   /* out of range for the integers: saturation */
+                    double big[] = { 1e10, -1e10, 300.0, -5.0, 2147483648.0, 9.3e18 };
+                    for (int i = 0; i < 6; i++) {
+                        if (from == LTF_DTYPE_FLOAT32) ((float *)ltf_tensor_data(x))[i] = (float)big[i];
+                        else ((double *)ltf_tensor_data(x))[i] = big[i];
+                    }
+                }
+                run_both(what, LTF_OP_CAST, { x }, &a);
+            }
+    for (ltf_dtype dt : ALL) {
+        ltf_attrs a = attrs();
+        char what[64];
+        snprintf(what, sizeof what, "where %s", ltf_dtype_name(dt));
+        run_both(what, LTF_OP_SELECT, { rand_tensor(LTF_DTYPE_BOOL, { 4, 1, 6 }), rand_tensor(dt, { 5, 6 }), rand_tensor(dt, { 4, 5, 1 }) }, &a);
+        run_both(what, LTF_OP_SELECT, { rand_tensor(LTF_DTYPE_BOOL, { 30 }), rand_tensor(dt, { 30 }), rand_tensor(dt, { 30 }) }, &a);
+        snprintf(what, sizeof what, "zeros_like/ones_like %s", ltf_dtype_name(dt));
+        run_both(what, LTF_OP_ZEROS_LIKE, { rand_tensor(dt, { 3, 4 }) }, &a);
+        run_both(what, LTF_OP_ONES_LIKE, { rand_tensor(dt, { 3, 4 }) }, &a);
+        snprintf(what, sizeof what, "identity %s", ltf_dtype_name(dt));
+        run_both(what, LTF_OP_IDENTITY, { rand_tensor(dt, { 9 }) }, &a);
+    }
+}
+
+/* sum of |x| reduced into each result, bounded by the whole tensor's */
+static double abs_sum(const ltf_tensor *x) {
+    double s = 0;
+    int64_t n = ltf_tensor_num_elements(x);
+    for (int64_t i = 0; i < n; i++)
+        s += ltf_tensor_dtype(x) == LTF_DTYPE_FLOAT32 ? fabs((double)((float *)ltf_tensor_data(x))[i])
+                                                      : fabs(((double *)ltf_tensor_data(x))[i]);
+    return s;
+}
+
+static void test_reduce() {
+    struct { std::vector<int64_t> dims; std::vector<int64_t> axes; } cases[] = {
+        { { 4, 5, 6 }, {} }, { { 4, 5, 6 }, { 0 } }, { { 4, 5, 6 }, { 1 } }, { { 4, 5, 6 }, { 2 } },
+        { { 4, 5, 6 }, { 0, 2 } }, { { 4, 5, 6 }, { -1, -2 } }, { { 3, 5000 }, { 1 } }, { { 5000, 3 }, { 0 } },
+        { { 70000 }, { 0 } }, { { 2, 1, 300, 7 }, { 0, 2 } }, { { 3, 0, 4 }, { 1 } }, { { 6, 1 }, { 1 } },
+    };
+    for (ltf_op_id op = LTF_OP_REDUCE_SUM; op <= LTF_OP_REDUCE_ANY; op++)
+        for (ltf_dtype dt : ALL)
+            for (auto &c : cases)
+                for (int keep = 0; keep < 2; keep++) {
+                    bool boolop = op == LTF_OP_REDUCE_ALL || op == LTF_OP_REDUCE_ANY;
+                    if (boolop != (dt == LTF_DTYPE_BOOL)) continue;
+                    ltf_attrs a = attrs();
+                    a.nints = c.axes.empty() ? -1 : (int)c.axes.size();
+                    for (size_t i = 0; i < c.axes.size(); i++) a.ints[i] = c.axes[i];
+                    a.i[0] = keep;
+                    char what[128];
+                    snprintf(what, sizeof what, "%s %s dims %zu axes %zu (first %lld) keepdims %d", ltf_op_name(op),
+                             ltf_dtype_name(dt), c.dims.size(), c.axes.size(),
+                             (long long)(c.axes.empty() ? 99 : c.axes[0]), keep);
+                    int gen = op == LTF_OP_REDUCE_PROD ? GEN_UNIT : GEN_PLAIN;
+                    ltf_tensor *x = rand_tensor(dt, c.dims, gen);
+                    if (op == LTF_OP_REDUCE_MAX && is_float(dt) && ltf_tensor_num_elements(x) > 10)
+                        ((dt == LTF_DTYPE_FLOAT32) ? (void)(((float *)ltf_tensor_data(x))[7] = NAN)
+                                                   : (void)(((double *)ltf_tensor_data(x))[7] = NAN));
+                    double atol = is_float(dt) ? (dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12) * abs_sum(x) : 0;
+                    run_both(what, op, { x }, &a, tol_rel(dt), atol);
+                }
+    {   /* an axis out of range */
+        ltf_attrs a = attrs();
+        a.nints = 1;
+        a.ints[0] = 3;
+        run_both("reduce_sum bad axis", LTF_OP_REDUCE_SUM, { rand_tensor(LTF_DTYPE_FLOAT32, { 2, 3 }) }, &a);
+    }
+    for (ltf_dtype dt : ALL) {   /* sum_to: g down to x's shape */
+        if (dt == LTF_DTYPE_BOOL) continue;
+        ltf_attrs a = attrs();
+        char what[64];
+        snprintf(what, sizeof what, "sum_to %s", ltf_dtype_name(dt));
+        ltf_tensor *g = rand_tensor(dt, { 3, 4, 5 });
+        double atol = is_float(dt) ? 1e-5 * abs_sum(g) : 0;
+        run_both(what, LTF_OP_SUM_TO, { g, rand_tensor(dt, { 4, 1 }) }, &a, tol_rel(dt), atol);
+    }
+    for (ltf_op_id op : { LTF_OP_ARGMAX, LTF_OP_ARGMIN })
+        for (ltf_dtype dt : ALL)
+            for (int axis : { 0, 1, -1 })
+                for (ltf_dtype odt : { LTF_DTYPE_INT32, LTF_DTYPE_INT64 }) {
+                    ltf_attrs a = attrs();
+                    a.i[1] = axis;
+                    a.i[2] = odt;
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s axis %d", ltf_op_name(op), ltf_dtype_name(dt), axis);
+                    run_both(what, op, { rand_tensor(dt, { 6, 9, 4 }, is_float(dt) ? GEN_SPECIAL : GEN_PLAIN) }, &a);
+                }
+}
+
+static void test_nn() {
+    for (ltf_op_id op : { LTF_OP_SOFTMAX, LTF_OP_LOG_SOFTMAX })
+        for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 })
+            for (int axis : { -1, 0, 1 }) {
+                ltf_attrs a = attrs();
+                a.i[0] = axis;
+                char what[64];
+                snprintf(what, sizeof what, "%s %s axis %d", ltf_op_name(op), ltf_dtype_name(dt), axis);
+                run_both(what, op, { rand_tensor(dt, { 5, 11, 3 }) }, &a, dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12, 1e-6);
+            }
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 })
+        for (ltf_dtype lt : { LTF_DTYPE_INT32, LTF_DTYPE_INT64 }) {
+            ltf_attrs a = attrs();
+            ltf_tensor *lab = zeros(lt, { 8 });
+            for (int i = 0; i < 8; i++) {
+                if (lt == LTF_DTYPE_INT32) ((int32_t *)ltf_tensor_data(lab))[i] = 1 + (int32_t)(rnd() % 10);
+                else ((int64_t *)ltf_tensor_data(lab))[i] = 1 + (int64_t)(rnd() % 10);
+            }
+            run_both("sparse xent", LTF_OP_SPARSE_SOFTMAX_XENT, { lab, rand_tensor(dt, { 8, 10 }) }, &a,
+                     dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12, 1e-6);
+            run_both("softmax xent", LTF_OP_SOFTMAX_XENT, { rand_tensor(dt, { 8, 10 }, GEN_POS), rand_tensor(dt, { 8, 10 }) },
+                     &a, dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12, 1e-5);
+        }
+    {   /* a label out of range: an error on both */
+        ltf_attrs a = attrs();
+        ltf_tensor *lab = zeros(LTF_DTYPE_INT32, { 2 });
+        ((int32_t *)ltf_tensor_data(lab))[0] = 1;   /* the other is 0 */
+        run_both("sparse xent label 0", LTF_OP_SPARSE_SOFTMAX_XENT, { lab, rand_tensor(LTF_DTYPE_FLOAT32, { 2, 3 }) }, &a);
+    }
+}
+
+static void test_matmul() {
+    struct { std::vector<int64_t> a, b; int ta, tb; } cases[] = {
+        { { 5, 7 }, { 7, 3 }, 0, 0 }, { { 7, 5 }, { 7, 3 }, 1, 0 }, { { 5, 7 }, { 3, 7 }, 0, 1 },
+        { { 7, 5 }, { 3, 7 }, 1, 1 }, { { 4, 5, 7 }, { 7, 3 }, 0, 0 }, { { 2, 1, 5, 7 }, { 3, 7, 2 }, 0, 0 },
+        { { 3, 5, 7 }, { 3, 7, 2 }, 0, 0 }, { { 5, 0 }, { 0, 3 }, 0, 0 },
+    };
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64, LTF_DTYPE_INT32, LTF_DTYPE_INT64 })
+        for (auto &c : cases) {
+            ltf_attrs a = attrs();
+            a.i[0] = c.ta;
+            a.i[1] = c.tb;
+            char what[64];
+            snprintf(what, sizeof what, "matmul %s %zu-d x %zu-d ta %d tb %d", ltf_dtype_name(dt), c.a.size(), c.b.size(), c.ta, c.tb);
+            run_both(what, LTF_OP_MATMUL, { rand_tensor(dt, c.a), rand_tensor(dt, c.b) }, &a, tol_rel(dt),
+                     dt == LTF_DTYPE_FLOAT32 ? 1e-4 : 1e-12);
+        }
+}
+
+static void test_movement() {
+    for (ltf_dtype dt : ALL) {
+        char what[64];
+        snprintf(what, sizeof what, "movement %s", ltf_dtype_name(dt));
+        ltf_attrs a = attrs();
+        run_both(what, LTF_OP_TRANSPOSE, { rand_tensor(dt, { 3, 4, 5 }) }, &a);   /* reversed axes */
+        a.nints = 3;
+        a.ints[0] = 1; a.ints[1] = 2; a.ints[2] = 0;
+        run_both(what, LTF_OP_TRANSPOSE, { rand_tensor(dt, { 3, 4, 5 }) }, &a);
+        a = attrs();
+        a.nints = 3; a.ints[0] = 1; a.ints[1] = -3; a.ints[2] = 0;
+        a.nints2 = 3; a.ints2[0] = 2; a.ints2[1] = -1; a.ints2[2] = 5;
+        run_both(what, LTF_OP_SLICE, { rand_tensor(dt, { 3, 4, 5 }) }, &a);
+        for (int axis : { 0, 1, -1 }) {
+            a = attrs();
+            a.i[0] = axis;
+            std::vector<int64_t> d1 = { 2, 3, 4 }, d2 = { 2, 3, 4 };
+            int ax = axis < 0 ? 2 : axis;
+            d2[ax] = 5;
+            run_both(what, LTF_OP_CONCAT, { rand_tensor(dt, d1), rand_tensor(dt, d2), rand_tensor(dt, d1) }, &a);
+            run_both(what, LTF_OP_STACK, { rand_tensor(dt, d1), rand_tensor(dt, d1) }, &a);
+        }
+        for (ltf_dtype it : { LTF_DTYPE_INT32, LTF_DTYPE_INT64 })
+            for (int axis : { 0, 1 })
+                for (int bd : { 0, 1 }) {
+                    if (bd > axis) continue;
+                    a = attrs();
+                    a.i[0] = axis;
+                    a.i[1] = bd;
+                    ltf_tensor *idx = zeros(it, { 3, 4 });
+                    for (int i = 0; i < 12; i++) {
+                        int64_t v = 1 + (int64_t)(rnd() % 3);
+                        if (it == LTF_DTYPE_INT32) ((int32_t *)ltf_tensor_data(idx))[i] = (int32_t)v;
+                        else ((int64_t *)ltf_tensor_data(idx))[i] = v;
+                    }
+                    run_both(what, LTF_OP_GATHER, { rand_tensor(dt, { 3, 3, 2 }), idx }, &a);
+                }
+    }
+    {   /* gather out of range: an error on both */
+        ltf_attrs a = attrs();
+        ltf_tensor *idx = zeros(LTF_DTYPE_INT32, { 2 });
+        ((int32_t *)ltf_tensor_data(idx))[0] = 4;
+        run_both("gather 0", LTF_OP_GATHER, { rand_tensor(LTF_DTYPE_FLOAT32, { 3, 2 }), idx }, &a);
+    }
+}
+
+int main(void) {
+    ctx = ltf_ctx_new();
+    test_unary();
+    test_binary();
+    test_cast_select_fill();
+    test_reduce();
+    test_nn();
+    test_matmul();
+    test_movement();
+    /* coverage: ops without a device kernel answer NULL */
+    CHECK(ltf_gpu_host_kernel(LTF_OP_CONV2D) == NULL);
+    CHECK(ltf_gpu_host_kernel(-1) == NULL);
+    ltf_ctx_release(ctx);
+    CHECK_DONE();
+}
