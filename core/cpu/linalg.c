@@ -388,14 +388,19 @@ ltf_status ltf_cpu_linalg_svd(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     ltf_status st = work ? LTF_OK : ctx->last_status;
     for (int64_t b = 0; st == LTF_OK && b < batch; b++) {
         transpose_copy(buf, x + b * mat * es, m, n, es);
-        LAPACK(f64, gesdd)(jobz, &Mi, &Ni, buf, &Mi, S + (size_t)(b * p) * es, U, &ldu, VT, &ldvt, work, &lwork,
-                           iwork, &info, 1);
+        /* a NaN in the input: NaN results, as TensorFlow's, without calling
+        ** gesdd (which would print a complaint about it on stderr) */
+        info = 0;
+        for (size_t i = 0; i < mat && !info; i++) info = isnan(get(buf, (int64_t)i, f64)) ? -4 : 0;
+        if (!info)
+            LAPACK(f64, gesdd)(jobz, &Mi, &Ni, buf, &Mi, S + (size_t)(b * p) * es, U, &ldu, VT, &ldvt, work, &lwork,
+                               iwork, &info, 1);
         if (info > 0) {
             st = ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: SVD did not converge. The input might not be valid.",
                           def->name);
             break;
         }
-        if (info == -4) {   /* a NaN in the input (LAPACK checks): NaN results, as TensorFlow's */
+        if (info == -4) {   /* a NaN in the input: NaN results, as TensorFlow's */
             for (int64_t i = 0; i < p; i++) set(S, b * p + i, NAN, f64);
             for (int64_t i = 0; uv && i < m * uc; i++) set(Uo, b * m * uc + i, NAN, f64);
             for (int64_t i = 0; uv && i < n * vc; i++) set(Vo, b * n * vc + i, NAN, f64);
