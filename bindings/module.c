@@ -422,5 +422,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_data(L);
     ltfL_open_checkpoint(L);
     ltfL_open_optim(L);
+    ltfL_open_device(L);
     return 1;
 }
