@@ -359,6 +359,9 @@ LTF_API int         ltf_graph_num_nodes(const ltf_graph *g);
 LTF_API const char *ltf_graph_node_name(const ltf_graph *g, int i);
 LTF_API const char *ltf_graph_node_op(const ltf_graph *g, int i);   /* "Placeholder", "Const" or an op name */
 LTF_API int         ltf_graph_node_live(const ltf_graph *g, int i);
+/* Device node 'i' runs on (an ltf_device_type, its ordinal in '*ordinal'; a
+** constant: where its value is); -1 when it runs where its inputs are. */
+LTF_API int         ltf_graph_node_device(const ltf_graph *g, int i, int *ordinal);
 /* Fused group of node 'i' (1, 2, ...: nodes run as one loop), 0 when not fused. */
 LTF_API int         ltf_graph_node_fused(const ltf_graph *g, int i);
 LTF_API int         ltf_graph_node_num_inputs(const ltf_graph *g, int i);
