@@ -433,6 +433,22 @@ ltf_tensor *ltfL_hostview(lua_State *L, ltf_tensor *t) {
     return h;
 }
 
+void ltfL_readvalues(lua_State *L, ltf_tensor *t, void *dst, size_t nbytes) {
+    ltf_status st = ltf_tensor_copy_to(ltfL_ctx(L), t, dst, nbytes);
+    if (st != LTF_OK) ltfL_raisectx(L, st);
+}
+
+void ltfL_readints(lua_State *L, ltf_tensor *t, int64_t *out, int64_t n) {
+    size_t es = ltf_dtype_size(ltf_tensor_dtype(t));
+    ltfL_readvalues(L, t, out, (size_t)n * es);
+    if (es == 4)   /* int32 elements: widen in place, from the last */
+        for (int64_t i = n; i-- > 0;) {
+            int32_t x;
+            memcpy(&x, (const char *)out + 4 * (size_t)i, sizeof x);
+            out[i] = x;
+        }
+}
+
 /* A host copy of 't' that the caller releases ('t' itself, retained, on the
 ** host); 'owned' is released when the copy fails. [-0, +0, v] */
 static ltf_tensor *host_ref(lua_State *L, ltf_tensor *t, ltf_tensor *owned) {
