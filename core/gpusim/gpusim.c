@@ -322,9 +322,12 @@ static ltf_status sim_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
     if (!fn) fn = def->kernel[LTF_DEVICE_CPU];
     if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE)) || d->draining) {
         drain(d);                            /* reads state now: run in order, now */
+        int was = d->draining;
+        d->draining = 1;                     /* and what it queues itself runs at once, in order */
         arena_open(d);
         ltf_status st = fn(ctx, def, in, nin, a, out, nout);
         arena_close(d);
+        d->draining = was;
         return st;
     }
     int n = nin + nout;

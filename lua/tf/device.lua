@@ -83,7 +83,7 @@ return function(tf)
   -- scope: tf.constant, tf.Variable's initial value); x itself otherwise.
   function tf.__place(x)
     local top = stack[#stack]
-    if top and top[1] == "GPU" and tf.is_tensor(x) and not x:is_symbolic() then
+    if top and top[1] == "GPU" and tf.is_tensor(x) and not x:is_symbolic() and x.dtype ~= tf.string then
       return core.to_device(x, "GPU", top[2])
     end
     return x
