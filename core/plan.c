@@ -489,6 +489,7 @@ static int inputs_elsewhere(const ltf_graph *g, ltf_tensor *const *inputs) {
     for (int i = 0; i < g->ninputs; i++) {
         int ord;
         const ltf_tensor *t = inputs[i];
+        if (!t->storage) continue;   /* symbolic: the run is inlined into a trace */
         if (t->storage->device != LTF_DEVICE_CPU ||
             (t->dtype == LTF_DTYPE_RESOURCE && ltf_device_of_handle(t, &ord) > LTF_DEVICE_CPU))
             return 1;
