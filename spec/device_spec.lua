@@ -42,7 +42,7 @@ describe("tf.device", function()
       local _ <close> = tf.device("/cpu:0")
       assert.has_error(function() tf.device("/gpu:0", function() error("boom") end) end)
       assert.equal("/cpu:0", tf.current_device())
-      local inner <close> = tf.device("/GPU:0")
+      local _inner <close> = tf.device("/GPU:0")
     end
     assert.equal("/cpu:0", tf.current_device())
   end)
