@@ -155,6 +155,12 @@ static int gr_nodes(lua_State *L) {
             lua_pushinteger(L, ltf_graph_node_fused(g, i));
             lua_setfield(L, -2, "fused");
         }
+        int ordinal, dev = ltf_graph_node_device(g, i, &ordinal);
+        if (dev >= 0) {   /* placed: TensorFlow's full device name */
+            lua_pushfstring(L, "/job:localhost/replica:0/task:0/device:%s:%d", dev == LTF_DEVICE_CPU ? "CPU" : "GPU",
+                            ordinal);
+            lua_setfield(L, -2, "device");
+        }
         lua_pushboolean(L, ltf_graph_node_is_stateful(g, i));
         lua_setfield(L, -2, "stateful");
         if (ltf_graph_node_function(g, i, 0)) {   /* control flow: the graphs it runs */

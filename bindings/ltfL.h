@@ -60,6 +60,14 @@ ltf_tensor *ltfL_checktensor(lua_State *L, int idx, const char *op, const char *
 ** pushed (so the collector owns it) or taken from the scalar cache.
 ** [-0, +(0|1), v] */
 ltf_tensor *ltfL_totensor(lua_State *L, int idx, int like, const char *op, const char *arg);
+/* 't' with a value the host can read: itself, or (a tensor on a device) a
+** host copy pushed in a box. [-0, +(0|1), v] */
+ltf_tensor *ltfL_hostview(lua_State *L, ltf_tensor *t);
+/* Copy the elements of concrete 't' (any device) to 'dst' of exactly
+** 'nbytes' bytes: small values the bindings read (axes, sizes). [-0, +0, v] */
+void ltfL_readvalues(lua_State *L, ltf_tensor *t, void *dst, size_t nbytes);
+/* The 'n' elements of int32 or int64 tensor 't' (any device) as int64. [-0, +0, v] */
+void ltfL_readints(lua_State *L, ltf_tensor *t, int64_t *out, int64_t n);
 /* Push an empty tensor box with the Tensor metatable. [-0, +1, m] */
 ltfL_box *ltfL_newbox(lua_State *L);
 /* Fill a box with a tensor (takes ownership) and account its bytes. */
@@ -117,5 +125,6 @@ void ltfL_open_strings(lua_State *L);
 void ltfL_open_data(lua_State *L);
 void ltfL_open_checkpoint(lua_State *L);
 void ltfL_open_optim(lua_State *L);
+void ltfL_open_device(lua_State *L);
 
 #endif

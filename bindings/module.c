@@ -116,7 +116,9 @@ int64_t ltfL_checkaxis(lua_State *L, int idx, const char *op, const char *arg) {
                         "(axes must be Lua integers or concrete tensors)", op, arg);
         if (t && ltf_tensor_rank(t) == 0 &&
             (ltf_tensor_dtype(t) == LTF_DTYPE_INT32 || ltf_tensor_dtype(t) == LTF_DTYPE_INT64)) {
-            v = ltf_tensor_dtype(t) == LTF_DTYPE_INT32 ? *(int32_t *)ltf_tensor_data(t) : *(int64_t *)ltf_tensor_data(t);
+            int64_t x = 0;
+            ltfL_readints(L, t, &x, 1);
+            v = x;
         } else {
             ltfL_argerror(L, idx, op, arg, "integer axis");
         }
@@ -147,9 +149,7 @@ int ltfL_checkintlist(lua_State *L, int idx, const char *op, const char *arg, in
         int64_t n = ltf_tensor_num_elements(t);
         if (n > max) ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' has %lld entries, at most %d allowed", op,
                                  arg, (long long)n, max);
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ltf_tensor_dtype(t) == LTF_DTYPE_INT32 ? ((int32_t *)ltf_tensor_data(t))[i]
-                                                            : ((int64_t *)ltf_tensor_data(t))[i];
+        ltfL_readints(L, t, out, n);
         return (int)n;
     }
     if (!lua_istable(L, idx)) return ltfL_argerror(L, idx, op, arg, single ? "integer or table of integers" : "table of integers");
@@ -162,9 +162,13 @@ int ltfL_checkintlist(lua_State *L, int idx, const char *op, const char *arg, in
         if (!isnum) {
             ltf_tensor *e = ltfL_testtensor(L, -1);
             if (e && ltf_tensor_rank(e) == 0 && ltf_tensor_dtype(e) == LTF_DTYPE_INT32 && !ltf_tensor_is_symbolic(e)) {
-                v = *(int32_t *)ltf_tensor_data(e);
+                int32_t x = 0;
+                ltfL_readvalues(L, e, &x, sizeof x);
+                v = x;
             } else if (e && ltf_tensor_rank(e) == 0 && ltf_tensor_dtype(e) == LTF_DTYPE_INT64 && !ltf_tensor_is_symbolic(e)) {
-                v = *(int64_t *)ltf_tensor_data(e);
+                int64_t x = 0;
+                ltfL_readvalues(L, e, &x, sizeof x);
+                v = x;
             } else {
                 ltfL_raisef(L, LTF_ERR_TYPE, "%s: argument %d ('%s') expected table of integers, element %d is %s",
                             op, idx, arg, i + 1, luaL_typename(L, -1));
@@ -422,5 +426,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_data(L);
     ltfL_open_checkpoint(L);
     ltfL_open_optim(L);
+    ltfL_open_device(L);
     return 1;
 }

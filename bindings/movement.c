@@ -347,7 +347,7 @@ static int mv_unsorted_segment_sum(lua_State *L) {
         ltf_dtype dt = ltf_tensor_dtype(nt);
         if (ltf_tensor_is_symbolic(nt) || ltf_tensor_rank(nt) != 0 || (dt != LTF_DTYPE_INT32 && dt != LTF_DTYPE_INT64))
             return ltfL_argerror(L, 3, "unsorted_segment_sum", "num_segments", "integer or scalar integer tensor");
-        a.i[0] = dt == LTF_DTYPE_INT32 ? *(int32_t *)ltf_tensor_data(nt) : *(int64_t *)ltf_tensor_data(nt);
+        ltfL_readints(L, nt, &a.i[0], 1);
     } else {
         int isnum;
         a.i[0] = lua_tointegerx(L, 3, &isnum);
@@ -446,8 +446,7 @@ static void check_paddings(lua_State *L, int idx, ltf_attrs *a) {
             ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT,
                        "pad: 'paddings' must be {{before, after}, ...} or an integer tensor of shape (rank, 2)");
         int64_t n = ltf_tensor_num_elements(t);
-        for (int64_t k = 0; k < n; k++)
-            a->ints[k] = dt == LTF_DTYPE_INT32 ? ((int32_t *)ltf_tensor_data(t))[k] : ((int64_t *)ltf_tensor_data(t))[k];
+        ltfL_readints(L, t, a->ints, n);   /* n <= 2 * LTF_MAX_RANK */
         a->nints = (int)n;
         return;
     }

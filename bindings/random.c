@@ -129,7 +129,11 @@ static void check_num(lua_State *L, int idx, const char *op, const char *arg, nu
     if (ltf_tensor_num_elements(t) != 1 || ltf_tensor_rank(t) != 0)
         ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must be a scalar, got a tensor of rank %d", op, arg,
                     ltf_tensor_rank(t));
-    const void *p = ltf_tensor_data(t);
+    union { double d; int64_t i; } buf = { 0 };   /* the value, from any device */
+    if (ltf_dtype_size(ltf_tensor_dtype(t)) <= sizeof buf && ltf_tensor_dtype(t) != LTF_DTYPE_STRING &&
+        ltf_tensor_dtype(t) != LTF_DTYPE_RESOURCE)
+        ltfL_readvalues(L, t, &buf, ltf_dtype_size(ltf_tensor_dtype(t)));
+    const void *p = &buf;
     n->dt = ltf_tensor_dtype(t);
     n->isint = 1;
     switch (n->dt) {
@@ -227,7 +231,9 @@ static int random_fill(lua_State *L) {
         if (ltf_tensor_is_symbolic(t) || ltf_tensor_rank(t) != 0)
             return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "fill: 'value' must be a scalar");
         a.i[0] = LTF_DTYPE_BOOL;
-        a.i[1] = *(const uint8_t *)ltf_tensor_data(t) != 0;
+        uint8_t b = 0;
+        ltfL_readvalues(L, t, &b, 1);
+        a.i[1] = b != 0;
         return ltfL_run1(L, LTF_OP_FILL, NULL, 0, &a);
     } else if (lua_type(L, 2) == LUA_TSTRING) {
         s = lua_tolstring(L, 2, &len);

@@ -423,12 +423,52 @@ static void push_nested(lua_State *L, const ltf_tensor *t, int level, const char
     }
 }
 
+ltf_tensor *ltfL_hostview(lua_State *L, ltf_tensor *t) {
+    if (ltf_tensor_is_symbolic(t) || ltf_tensor_device(t) == LTF_DEVICE_CPU) return t;
+    ltfL_box *b = ltfL_newbox(L);
+    ltf_tensor *h = NULL;
+    ltf_status st = ltf_tensor_to_device(ltfL_ctx(L), t, LTF_DEVICE_CPU, 0, &h);
+    if (st != LTF_OK) ltfL_raisectx(L, st);
+    b->t = h;   /* not counted as new tensor memory: it goes with the box */
+    return h;
+}
+
+void ltfL_readvalues(lua_State *L, ltf_tensor *t, void *dst, size_t nbytes) {
+    ltf_status st = ltf_tensor_copy_to(ltfL_ctx(L), t, dst, nbytes);
+    if (st != LTF_OK) ltfL_raisectx(L, st);
+}
+
+void ltfL_readints(lua_State *L, ltf_tensor *t, int64_t *out, int64_t n) {
+    size_t es = ltf_dtype_size(ltf_tensor_dtype(t));
+    ltfL_readvalues(L, t, out, (size_t)n * es);
+    if (es == 4)   /* int32 elements: widen in place, from the last */
+        for (int64_t i = n; i-- > 0;) {
+            int32_t x;
+            memcpy(&x, (const char *)out + 4 * (size_t)i, sizeof x);
+            out[i] = x;
+        }
+}
+
+/* A host copy of 't' that the caller releases ('t' itself, retained, on the
+** host); 'owned' is released when the copy fails. [-0, +0, v] */
+static ltf_tensor *host_ref(lua_State *L, ltf_tensor *t, ltf_tensor *owned) {
+    ltf_tensor *h = NULL;
+    ltf_status st = ltf_tensor_to_device(ltfL_ctx(L), t, LTF_DEVICE_CPU, 0, &h);
+    if (st != LTF_OK) {
+        ltf_tensor_release(owned);
+        ltfL_raisectx(L, st);
+    }
+    return h;
+}
+
+/* The tensor at 'idx' with a value readable on the host (a device tensor's
+** copy, pushed). [-0, +(0|1), v] */
 static ltf_tensor *check_concrete(lua_State *L, int idx, const char *op) {
     ltf_tensor *t = ltfL_checktensor(L, idx, op, "self");
     if (ltf_tensor_is_symbolic(t))
         ltfL_raisef(L, LTF_ERR_FAILED_PRECONDITION,
                     "%s: a symbolic tensor has no value while tracing (use tf.print to see values at run time)", op);
-    return t;
+    return ltfL_hostview(L, t);
 }
 
 /* The nested tables totable builds: one per index of every dimension but the
@@ -540,8 +580,8 @@ static int tensor_rank(lua_State *L) {
 
 static int tensor_device(lua_State *L) {
     ltf_tensor *t = ltfL_checktensor(L, 1, "device", "self");
-    lua_pushstring(L, ltf_tensor_device(t) == LTF_DEVICE_CPU ? "/job:localhost/replica:0/task:0/device:CPU:0"
-                                                             : "/job:localhost/replica:0/task:0/device:GPU:0");
+    lua_pushfstring(L, "/job:localhost/replica:0/task:0/device:%s:%d",
+                    ltf_tensor_device(t) == LTF_DEVICE_CPU ? "CPU" : "GPU", ltf_tensor_device_ordinal(t));
     return 1;
 }
 
@@ -719,9 +759,11 @@ static int tensor_eq(lua_State *L) {
         eq = ltf_tensor_data(a) == ltf_tensor_data(b);   /* the same handle, not copies of its bytes */
     } else if (eq) {
         ltf_tensor *o = compare(L, LTF_OP_EQUAL, a, b, "==", "equal");
-        const uint8_t *p = ltf_tensor_data(o);
-        for (int64_t i = 0; eq && i < ltf_tensor_num_elements(o); i++) eq = p[i];
+        ltf_tensor *h = host_ref(L, o, o);
         ltf_tensor_release(o);
+        const uint8_t *p = ltf_tensor_data(h);
+        for (int64_t i = 0; eq && i < ltf_tensor_num_elements(h); i++) eq = p[i];
+        ltf_tensor_release(h);
     }
     lua_pushboolean(L, eq);
     return 1;
@@ -742,8 +784,10 @@ static int scalar_compare(lua_State *L, ltf_op_id op, const char *sym) {
                            "%s: the operator compares scalar tensors only; use tf.%s(x, y) or x:%s(y) for an elementwise comparison",
                            sym, fn, op == LTF_OP_LESS ? "lt" : "le");
     ltf_tensor *o = compare(L, op, a, b, sym, fn);
-    int r = *(const uint8_t *)ltf_tensor_data(o);
+    ltf_tensor *h = host_ref(L, o, o);
     ltf_tensor_release(o);
+    int r = *(const uint8_t *)ltf_tensor_data(h);
+    ltf_tensor_release(h);
     lua_pushboolean(L, r);
     return 1;
 }

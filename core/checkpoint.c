@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "tensor.h"
 #include "variable.h"
+#include "device.h"
 #include "storage.h"
 
 /* {==== CRC32C (Castagnoli): SSE4.2 instruction when the CPU has it, else slicing-by-8 */
@@ -648,8 +649,11 @@ static int exclusive(const ltf_tensor *t) {
 ltf_status ltf_ckpt_restore(ltf_ctx *ctx, const ltf_ckpt_file *f, ltf_tensor *const *handles, const uint64_t *begins,
                             int n) {
     if (n < 0) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "checkpoint: negative variable count");
-    ltf_tensor **fresh = calloc((size_t)n + 1, sizeof *fresh);
-    if (!fresh) return ltf_fail_oom(ctx, "checkpoint restore", sizeof *fresh * ((size_t)n + 1));
+    /* fresh[i]: new storage for variable i; stage[i]: its bytes on the host
+    ** first, when the variable lives on a device (docs/devices.md) */
+    ltf_tensor **fresh = calloc(2 * (size_t)n + 1, sizeof *fresh);
+    if (!fresh) return ltf_fail_oom(ctx, "checkpoint restore", sizeof *fresh * (2 * (size_t)n + 1));
+    ltf_tensor **stage = fresh + n;
     ltf_status st = LTF_OK;
     /* 1: check everything and allocate what cannot be written in place; nothing changes yet */
     for (int i = 0; i < n && st == LTF_OK; i++) {
@@ -672,26 +676,36 @@ ltf_status ltf_ckpt_restore(ltf_ctx *ctx, const ltf_ckpt_file *f, ltf_tensor *co
                 st = ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "checkpoint: variable '%s' is restored twice", v->name);
                 break;
             }
-        if (st == LTF_OK && !exclusive(cur)) {
+        if (st == LTF_OK && cur->storage->device != LTF_DEVICE_CPU) {
+            fresh[i] = ltf_tensor_empty_on(ctx, cur->dtype, cur->rank, cur->dims, cur->storage->device,
+                                           cur->storage->ordinal, "checkpoint restore");
+            stage[i] = fresh[i] ? ltf_tensor_empty(ctx, cur->dtype, cur->rank, cur->dims) : NULL;
+            if (!stage[i]) st = ctx->last_status;
+        } else if (st == LTF_OK && !exclusive(cur)) {
             fresh[i] = ltf_tensor_empty(ctx, cur->dtype, cur->rank, cur->dims);
             if (!fresh[i]) st = ctx->last_status;
         }
     }
     if (st != LTF_OK) {
-        for (int i = 0; i < n; i++) ltf_tensor_release(fresh[i]);
+        for (int i = 0; i < 2 * n; i++) ltf_tensor_release(fresh[i]);
         free(fresh);
         return st;
     }
     /* 2: copy from the mapping straight into the buffers (no failure past this point) */
     for (int i = 0; i < n; i++) {
         ltf_variable *v = ltf_variable_of(handles[i]);
-        ltf_tensor *dst = fresh[i] ? fresh[i] : v->value;
+        ltf_tensor *dst = stage[i] ? stage[i] : fresh[i] ? fresh[i] : v->value;
         size_t bytes = (size_t)dst->numel * ltf_dtype_size(dst->dtype);
         if (bytes) memcpy(LTF_DATA(dst), f->data + begins[i], bytes);
         if (dst->dtype == LTF_DTYPE_BOOL) {
             unsigned char *b = LTF_DATA(dst);
             for (size_t k = 0; k < bytes; k++) b[k] = b[k] != 0;
         }
+        /* a copy to a device is queued on its stream: it fails only when
+        ** the host cannot stage it, and then runs at once (gpusim), so
+        ** its status is not checked here */
+        if (stage[i]) (void)ltf_tensor_copy_into(ctx, fresh[i], stage[i]);
+        ltf_tensor_release(stage[i]);
         if (fresh[i]) ltf_variable_set(v, fresh[i]);
     }
     free(fresh);

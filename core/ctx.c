@@ -12,6 +12,7 @@
 #include "ctx.h"
 #include "functions.h"
 #include "storage.h"
+#include "device.h"
 
 static int default_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -102,6 +103,8 @@ ltf_ctx *ltf_ctx_new_with_allocator(const ltf_allocator *a) {
         ctx->backend[LTF_DEVICE_CPU] = &ctx->host_backend;
     }
     ctx->grad_needed = ~(uint64_t)0;
+    ctx->ndevices = -1;             /* looked up on first use (device.c) */
+    ctx->scope_type = -1;
     ltf_pool_init(&ctx->pool, default_threads());
     ltf_ctx_set_seed(ctx, 0x9E3779B97F4A7C15ull);
     return ctx;
@@ -140,6 +143,7 @@ void ltf_ctx_release(ltf_ctx *ctx) {
     ltf_pool_destroy(&ctx->pool);
     ltf_storage_cache_clear(ctx);
     ltf_fn_table_free(ctx);
+    ltf_device_close_all(ctx);
     if (ctx->allocator.alloc) {
         ltf_allocator a = ctx->allocator;
         a.free(a.ud, ctx, sizeof *ctx);

@@ -30,7 +30,10 @@
 #define LTF_BIG_BLOCKS 8                   /* large blocks kept for reuse */
 #define LTF_BIG_CACHE_BYTES ((size_t)64 << 20)  /* kept at least; more for larger tensors */
 
+#define LTF_MAX_DEVICES 8         /* device ordinals per type a context may open (/gpu:0../gpu:7) */
+
 struct ltf_tape;    /* tape.c: gradient recording (autodiff) */
+struct ltf_core_api;  /* device.h: engine calls for the in-tree device modules */
 struct ltf_graph;   /* graph.c: the graph being traced */
 
 struct ltf_ctx {
@@ -41,8 +44,22 @@ struct ltf_ctx {
     /* the print op's output (ltf_ctx_set_print_hook) */
     ltf_print_hook print_hook;
     void *print_ud;
-    /* memory per device: the backend that allocates it (NULL: absent) */
+    /* memory per device: the backend that allocates it (NULL: absent);
+    ** backend[LTF_DEVICE_CUDA] is /gpu:0 once opened (device.c) */
     const ltf_backend *backend[LTF_DEVICE_TYPE_COUNT];
+    /* devices other than the host (device.c): the module (dlopen handle)
+    ** and its entry point, the device count (-1: not looked up yet), the
+    ** backends opened so far (one per ordinal, on first use) and their
+    ** memory peaks; the device scope ops are placed in (-1: none) and the
+    ** device policy (1: explicit, refuse inputs on other devices) */
+    void *device_module;
+    void *device_open;
+    int ndevices;
+    ltf_backend *devices[LTF_MAX_DEVICES];
+    size_t device_peak[LTF_MAX_DEVICES];
+    const struct ltf_core_api *core_api;
+    int scope_type, scope_ordinal;
+    int device_policy_explicit;
     /* memory accounting */
     size_t live_bytes, peak_bytes;
     int64_t allocations, live_storages;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graph.h"
+#include "device.h"
 #include "storage.h"
 #include "functions.h"
 
@@ -155,6 +156,7 @@ static ltf_node *new_node(ltf_ctx *ctx, ltf_graph *g, int kind, int nin, int nou
     nd->nin = nin;
     nd->nout = nout;
     nd->alive = 1;
+    nd->device = -1;
     nd->in = nin ? calloc((size_t)nin, sizeof *nd->in) : NULL;
     nd->out = nout ? calloc((size_t)nout, sizeof *nd->out) : NULL;
     if ((nin && !nd->in) || (nout && !nd->out)) {
@@ -268,6 +270,32 @@ static int capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *t) {
     return idx;
 }
 
+/* The node's device: the scope active while tracing, else the first device
+** other than the host among its inputs (a captured tensor there, a variable
+** whose value lives there, a node placed there); -1 leaves it to the inputs
+** at run time (docs/devices.md). */
+static void place_node(ltf_ctx *ctx, const ltf_graph *g, ltf_node *nd) {
+    if (ctx->scope_type >= 0) {
+        nd->device = ctx->scope_type;
+        nd->ordinal = ctx->scope_ordinal;
+        return;
+    }
+    for (int i = 0; i < nd->nin; i++) {
+        const ltf_node *src = &g->nodes[nd->in[i].node];
+        int dev = src->device, ord = src->ordinal;
+        if (src->kind == LTF_NODE_CONST && src->value && src->value->storage) {
+            dev = src->value->dtype == LTF_DTYPE_RESOURCE ? ltf_device_of_handle(src->value, &ord)
+                                                          : (int)src->value->storage->device;
+            if (src->value->dtype != LTF_DTYPE_RESOURCE) ord = src->value->storage->ordinal;
+        }
+        if (dev > LTF_DEVICE_CPU) {
+            nd->device = dev;
+            nd->ordinal = ord;
+            return;
+        }
+    }
+}
+
 ltf_status ltf_graph_add_op(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin, const ltf_attrs *a,
                             ltf_tensor **out, int maxout, int *nout) {
     ltf_graph *g = ctx->graph;
@@ -314,6 +342,7 @@ ltf_status ltf_graph_add_op(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, i
         nd->in[i].node = edges[i];
         nd->in[i].out = in[i]->storage || in[i]->graph != g ? 0 : in[i]->out_index;
     }
+    place_node(ctx, g, nd);
     for (int k = 0; k < n; k++) nd->out[k] = types[k];
     if (a) {
         nd->attrs = malloc(sizeof *a);
@@ -620,3 +649,15 @@ int ltf_graph_output(const ltf_graph *g, int k, int *out) {
     return g->outputs[k].node;
 }
 /* }==== */
+
+int ltf_graph_node_device(const ltf_graph *g, int i, int *ordinal) {
+    *ordinal = 0;
+    if (i < 0 || i >= g->n) return -1;
+    const ltf_node *nd = &g->nodes[i];
+    if (nd->kind == LTF_NODE_CONST && nd->value && nd->value->storage && nd->value->dtype != LTF_DTYPE_RESOURCE) {
+        *ordinal = nd->value->storage->ordinal;
+        return (int)nd->value->storage->device;
+    }
+    *ordinal = nd->ordinal;
+    return nd->device;
+}

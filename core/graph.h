@@ -28,6 +28,8 @@ typedef struct ltf_node {
     char name[48];
     int alive;                /* cleared by pruning and merging */
     int fused;                /* fusion: group id + 1, 0 when not fused */
+    int device, ordinal;      /* where the node runs (docs/devices.md): the device scope
+                              ** while tracing, else its inputs'; -1: where its inputs are */
 } ltf_node;
 
 struct ltf_plan;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "op.h"
 #include "storage.h"
+#include "device.h"
 
 #define LTF_OP_DECL(ID, name) LTF_INTERNAL extern const ltf_op_def ltf_opdef_##name;
 LTF_OP_LIST(LTF_OP_DECL)
@@ -130,19 +131,19 @@ ltf_status ltf_op_run(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin
         st = ltf_op_infer(ctx, def, in, nin, a, types, maxout, &n);
     }
     if (st != LTF_OK) goto done;
-    ltf_device_type dev = nin > 0 ? in[0]->storage->device : LTF_DEVICE_CPU;
-    for (int i = 1; i < nin; i++)
-        if (in[i]->storage->device != dev) {
-            st = ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
-                          "%s: inputs are on different devices: input 1 on %s, input %d on %s",
-                          def->name, dev == LTF_DEVICE_CPU ? "/cpu:0" : "/gpu:0", i + 1,
-                          in[i]->storage->device == LTF_DEVICE_CPU ? "/cpu:0" : "/gpu:0");
-            goto done;
-        }
-    ltf_kernel_fn kernel = def->kernel[dev];
+    /* the host's fast path: every input in host memory, no device scope;
+    ** anything else is placed by device.c (a variable op only once a
+    ** device was found: its variable may live there) */
+    int elsewhere = ctx->scope_type > 0 || ((def->flags & LTF_OP_RESOURCE) && ctx->ndevices > 0);
+    for (int i = 0; i < nin; i++) elsewhere |= in[i]->storage->device != LTF_DEVICE_CPU;
+    if (elsewhere) {
+        st = ltf_device_op_run(ctx, def, op, in, nin, a, given, types, n, out);
+        if (st == LTF_OK) *nout = n;
+        goto done;
+    }
+    ltf_kernel_fn kernel = def->kernel[LTF_DEVICE_CPU];
     if (!kernel) {
-        st = ltf_fail(ctx, LTF_ERR_UNIMPLEMENTED, "%s: no kernel for device %s", def->name,
-                      dev == LTF_DEVICE_CPU ? "/cpu:0" : "/gpu:0");
+        st = ltf_fail(ctx, LTF_ERR_UNIMPLEMENTED, "%s: no kernel for device /cpu:0", def->name);
         goto done;
     }
     for (int i = 0; i < n && (def->flags & LTF_OP_KERNEL_ALLOCATES); i++) out[i] = NULL;

@@ -74,6 +74,7 @@ static int same_node(const ltf_graph *g, const ltf_node *a, const ltf_node *b) {
     if (a->kind != b->kind) return 0;
     if (a->kind == LTF_NODE_CONST) return a->value == b->value;
     if (a->kind != LTF_NODE_OP || a->op != b->op || a->nin != b->nin || a->nout != b->nout) return 0;
+    if (a->device != b->device || a->ordinal != b->ordinal) return 0;
     for (int k = 0; k < a->nin; k++)
         if (a->in[k].node != b->in[k].node || a->in[k].out != b->in[k].out) return 0;
     if ((a->attrs == NULL) != (b->attrs == NULL)) return 0;

@@ -26,6 +26,7 @@
 #include "tape.h"
 #include "shape.h"
 #include "functions.h"
+#include "device.h"
 #include "cpu/cpu.h"
 
 typedef struct plan_step {
@@ -57,6 +58,8 @@ struct ltf_plan {
     int *out_slot;            /* per graph output */
     unsigned char *owned;     /* slots filled by steps (released), not consts/inputs */
     int *consts, nconsts;     /* live constant nodes */
+    int devices;              /* a node is placed on, or a constant lives on, a device other
+                              ** than the host: runs go op by op (the plain list) */
 };
 
 static void free_steps(step_list *l) {
@@ -474,7 +477,24 @@ ltf_status ltf_plan_build(ltf_ctx *ctx, ltf_graph *g) {
     if ((st = add_releases(ctx, p, g, &p->fast)) != LTF_OK) return st;
     plan_inplace(p, g, &p->fast);
     plan_direct(g, &p->fast);
+    for (int i = 0; i < g->n; i++) {
+        int ord, dev = g->nodes[i].alive ? ltf_graph_node_device(g, i, &ord) : -1;
+        if (dev > LTF_DEVICE_CPU) p->devices = 1;
+    }
     return LTF_OK;
+}
+
+/* Whether a graph input is on a device other than the host (a variable: its value). */
+static int inputs_elsewhere(const ltf_graph *g, ltf_tensor *const *inputs) {
+    for (int i = 0; i < g->ninputs; i++) {
+        int ord;
+        const ltf_tensor *t = inputs[i];
+        if (!t->storage) continue;   /* symbolic: the run is inlined into a trace */
+        if (t->storage->device != LTF_DEVICE_CPU ||
+            (t->dtype == LTF_DTYPE_RESOURCE && ltf_device_of_handle(t, &ord) > LTF_DEVICE_CPU))
+            return 1;
+    }
+    return 0;
 }
 
 static int on_cpu(ltf_tensor *const *in, int n) {
@@ -557,8 +577,11 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
     for (int i = 0; i < g->ninputs; i++) slots[p->slot_base[g->inputs[i]]] = inputs[i];
     for (int c = 0; c < p->nconsts; c++) slots[p->slot_base[p->consts[c]]] = g->nodes[p->consts[c]].value;
     /* while a tape records or another graph is traced, every op must go
-    ** through ltf_op_run one by one */
-    const step_list *l = (ctx->tape_record || ctx->graph) ? &p->plain : &p->fast;
+    ** through ltf_op_run one by one; so must a graph with nodes or values
+    ** on a device (each node runs on its device, else where its inputs are:
+    ** docs/devices.md) */
+    int placed = ctx->ndevices > 0 && (p->devices || ctx->scope_type > 0 || inputs_elsewhere(g, inputs));
+    const step_list *l = (ctx->tape_record || ctx->graph || placed) ? &p->plain : &p->fast;
     if (l != &p->fast || (cache && cache->nslots != p->nslots)) cache = NULL;
     int reuse = cache && cache->filled;
     for (int s = 0; reuse && s < p->nslots; s++)
@@ -625,8 +648,16 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
             ltf_tensor *outs[16];
             ltf_tensor **o = s->nout <= 16 ? outs : malloc(sizeof(ltf_tensor *) * (size_t)s->nout);
             int n = 0;
+            const ltf_node *nd = &g->nodes[s->node];
+            int scope = ctx->scope_type, scope_ordinal = ctx->scope_ordinal;
+            if (placed && nd->device >= 0) {
+                ctx->scope_type = nd->device;
+                ctx->scope_ordinal = nd->ordinal;
+            }
             if (!o) st = ltf_fail_oom(ctx, "graph run", 0);
             else st = ltf_op_run(ctx, s->op, in, s->nin, s->attrs, o, s->nout, &n);
+            ctx->scope_type = scope;
+            ctx->scope_ordinal = scope_ordinal;
             for (int k = 0; k < n; k++) slots[s->out_slot[k]] = o[k];
             if (o && o != outs) free(o);
         }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "storage.h"
+#include "device.h"
 
 #define ALIGN 64
 
@@ -158,6 +159,7 @@ void *ltf_storage_alloc_block(ltf_ctx *ctx, size_t header, size_t nbytes, ltf_st
     s->refs = 1;
     s->shared = 0;
     s->device = LTF_DEVICE_CPU;
+    s->ordinal = 0;
     s->dtype = LTF_DTYPE_UINT8;
     s->nbytes = nbytes;
     s->data = (char *)block + hdr;
@@ -184,6 +186,7 @@ ltf_storage *ltf_storage_wrap(ltf_ctx *ctx, void *data, size_t nbytes,
     s->refs = 1;
     s->shared = 0;
     s->device = LTF_DEVICE_CPU;
+    s->ordinal = 0;
     s->dtype = LTF_DTYPE_UINT8;
     s->nbytes = nbytes;
     s->data = data;
@@ -199,6 +202,62 @@ ltf_storage *ltf_storage_wrap(ltf_ctx *ctx, void *data, size_t nbytes,
     ctx->allocations++;
     return s;
 }
+
+/* {==== Device storages: a host header, the bytes from the device's backend
+** (its caching allocator; never the host block cache). A failed allocation
+** runs the emergency collection once (the Lua collector: dead tensors give
+** their blocks back), trims the device's cache and retries. */
+ltf_storage *ltf_storage_new_device(ltf_ctx *ctx, ltf_device_type type, int ordinal, size_t nbytes, const char *what) {
+    const ltf_backend *be = ltf_device_get(ctx, type, ordinal, what);
+    if (!be) return NULL;
+    ltf_storage *s = malloc(sizeof *s);
+    if (!s) {
+        ltf_fail_oom(ctx, what, sizeof *s);
+        return NULL;
+    }
+    void *p = be->alloc(be->bctx, nbytes);
+    if (!p && ltf_ctx_collect(ctx)) {
+        be->trim(be->bctx);
+        p = be->alloc(be->bctx, nbytes);
+    }
+    if (!p) {
+        char name[LTF_DEVICE_STR];
+        free(s);
+        ltf_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "%s: out of memory on %s allocating a tensor of %zu bytes: %s",
+                 what, ltf_device_str(type, ordinal, name), nbytes, be->error(be->bctx));
+        return NULL;
+    }
+    size_t used = be->bytes_in_use(be->bctx);
+    if (used > ctx->device_peak[ordinal]) ctx->device_peak[ordinal] = used;
+    s->refs = 1;
+    s->shared = 0;
+    s->device = type;
+    s->ordinal = ordinal;
+    s->dtype = LTF_DTYPE_UINT8;
+    s->nbytes = nbytes;
+    s->data = p;
+    s->ctx = ctx;
+    s->deleter = NULL;
+    s->ud = NULL;
+    s->inline_data = 0;
+    s->block = s;
+    s->block_class = -1;
+    s->block_size = 0;
+    ltf_ctx_retain(ctx);
+    ctx->live_storages++;
+    ctx->allocations++;
+    return s;
+}
+
+static void release_device(ltf_storage *s) {
+    ltf_ctx *ctx = s->ctx;
+    const ltf_backend *be = ctx->devices[s->ordinal];
+    be->free(be->bctx, s->data, s->nbytes);
+    ctx->live_storages--;
+    free(s);
+    ltf_ctx_release(ctx);
+}
+/* }==== */
 
 void ltf_storage_share(ltf_storage *s) {
     if (s->shared) return;
@@ -228,6 +287,10 @@ void ltf_storage_release(ltf_storage *s) {
     if (!s || ltf_ref_dec(&s->refs, s->shared) > 0) return;
     if (s->shared) {
         release_shared(s);
+        return;
+    }
+    if (s->device != LTF_DEVICE_CPU) {
+        release_device(s);
         return;
     }
     ltf_ctx *ctx = s->ctx;

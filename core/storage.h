@@ -13,6 +13,10 @@ LTF_INTERNAL void *ltf_storage_alloc_block(ltf_ctx *ctx, size_t header, size_t n
 /* Storage over a host buffer; 'deleter' runs when the last reference goes. */
 LTF_INTERNAL ltf_storage *ltf_storage_wrap(ltf_ctx *ctx, void *data, size_t nbytes,
                                            void (*deleter)(void *, void *), void *ud);
+/* Storage of 'nbytes' on device 'type':'ordinal' (not the host): RESOURCE_EXHAUSTED
+** naming 'what' after one emergency collection and a trim of the device's cache. */
+LTF_INTERNAL ltf_storage *ltf_storage_new_device(ltf_ctx *ctx, ltf_device_type type, int ordinal, size_t nbytes,
+                                                 const char *what);
 LTF_INTERNAL void ltf_storage_retain(ltf_storage *s);
 LTF_INTERNAL void ltf_storage_release(ltf_storage *s);
 /* Make 's' shareable (see ltf_tensor_share): atomic counts, out of its

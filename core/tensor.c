@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "storage.h"
+#include "device.h"
 #include "graph.h"
 #include "shape.h"
 
@@ -102,6 +103,37 @@ ltf_tensor *ltf_tensor_empty(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t
     return t;
 }
 
+ltf_tensor *ltf_tensor_empty_on(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t *dims, ltf_device_type type,
+                                int ordinal, const char *what) {
+    if (type == LTF_DEVICE_CPU) return ltf_tensor_empty(ctx, dt, rank, dims);
+    int64_t n;
+    if (check_shape(ctx, rank, dims, &n) != LTF_OK) return NULL;
+    size_t es = ltf_dtype_size(dt);
+    if (es == 0 || dt == LTF_DTYPE_STRING || dt == LTF_DTYPE_RESOURCE) {
+        ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: tensors of dtype %s stay on the CPU", what,
+                 ltf_dtype_name(dt) ? ltf_dtype_name(dt) : "?");
+        return NULL;
+    }
+    if ((uint64_t)n > SIZE_MAX / es) {
+        ltf_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "tensor: too many elements");
+        return NULL;
+    }
+    ltf_tensor *t = malloc(sizeof *t);
+    if (!t) {
+        ltf_fail_oom(ctx, "tensor", sizeof *t);
+        return NULL;
+    }
+    ltf_storage *s = ltf_storage_new_device(ctx, type, ordinal, (size_t)n * es, what);
+    if (!s) {
+        free(t);
+        return NULL;
+    }
+    s->dtype = dt;
+    init_header(ctx, t, dt, rank, dims);
+    t->storage = s;
+    return t;
+}
+
 /* Host-made tensors hold values: a resource element is a counted variable
 ** reference, which only ltf_variable_new makes. */
 static int refuse_resource(ltf_ctx *ctx, ltf_dtype dt, const char *what) {
@@ -192,6 +224,15 @@ ltf_tensor *ltf_tensor_symbolic(ltf_ctx *ctx, ltf_dtype dt, int rank, const int6
 }
 
 ltf_tensor *ltf_tensor_clone(ltf_ctx *ctx, const ltf_tensor *src) {
+    if (src->storage->device != LTF_DEVICE_CPU) {
+        ltf_tensor *d = ltf_tensor_empty_on(ctx, src->dtype, src->rank, src->dims, src->storage->device,
+                                            src->storage->ordinal, "copy");
+        if (d && ltf_tensor_copy_into(ctx, d, src) != LTF_OK) {
+            ltf_tensor_release(d);
+            return NULL;
+        }
+        return d;
+    }
     ltf_tensor *t = ltf_tensor_empty(ctx, src->dtype, src->rank, src->dims);
     if (!t) return NULL;
     memcpy(LTF_DATA(t), LTF_DATA(src), t->storage->nbytes);
@@ -349,9 +390,12 @@ ltf_status ltf_tensor_copy_to(ltf_ctx *ctx, const ltf_tensor *t, void *dst, size
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "tensor_copy_to: the tensor has %zu bytes, the buffer %zu", need,
                         nbytes);
     if (!need) return LTF_OK;
-    const ltf_backend *be = t->storage->ctx->backend[t->storage->device];
-    if (!be || be->copy(be->bctx, dst, LTF_DATA(t), need, 1) != 0)
-        return ltf_fail(ctx, LTF_ERR_INTERNAL, "tensor_copy_to: the device copy failed");
+    const ltf_backend *be = ltf_storage_backend(t->storage);
+    if (be->copy(be->bctx, dst, LTF_DATA(t), need, 1) != 0) {
+        char name[LTF_DEVICE_STR];
+        return ltf_fail(ctx, LTF_ERR_INTERNAL, "tensor_copy_to: the copy from %s failed: %s",
+                        ltf_device_str(t->storage->device, t->storage->ordinal, name), be->error(be->bctx));
+    }
     return LTF_OK;
 }
 

@@ -12,6 +12,7 @@
 typedef struct ltf_storage {
     int32_t refs;             /* atomic when 'shared' */
     ltf_device_type device;
+    int ordinal;              /* N of /gpu:N (0 on the host) */
     ltf_dtype dtype;          /* element type (string storages release elements) */
     int shared;               /* ltf_storage_share: immutable, any thread may release it */
     size_t nbytes;

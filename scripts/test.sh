@@ -3,7 +3,10 @@
 # (Lua 5.4; examples run as specs), then the sanitizer checks
 # (scripts/sanitize.sh: C tests and specs under ASan/UBSan/LSan, and both
 # fuzzers for a short budget; each counts as one test; LTF_SANITIZE_CHECKS=0
-# skips them). Ends with "N passed, N failed".
+# skips them). The GPU specs (spec/gpu/) run a second time on the simulated
+# GPU (LTF_GPU_SIM=1: libltf_gpusim.so, docs/devices.md), so placement,
+# copies and device memory are tested without a GPU. Ends with
+# "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
@@ -28,6 +31,25 @@ b_err=$(echo "$summary" | sed -E 's/.* ([0-9]+) errors?.*/\1/')
 if [ -z "$summary" ]; then b_pass=0; b_fail=1; b_err=0; fi
 pass=$((c_pass + b_pass)); fail=$((c_fail + b_fail + b_err))
 [ $status -ne 0 ] && [ $fail -eq 0 ] && fail=1
+
+# the GPU specs again, on the simulated GPU: a 64 MiB device (out-of-memory
+# specs) without a cumsum kernel (soft placement specs)
+if [ "${LTF_GPU_SIM_CHECKS:-1}" != 0 ]; then
+  sim_out=$(LTF_GPU_SIM=1 LTF_GPU_SIM_MEMORY=64M LTF_GPU_SIM_NO_KERNEL=cumsum \
+            lua5.4 /usr/bin/busted -o utfTerminal spec/gpu 2>&1)
+  sim_status=$?
+  echo "== spec/gpu on the simulated GPU (LTF_GPU_SIM=1)"
+  echo "$sim_out"
+  sim=$(echo "$sim_out" | sed 's/\x1b\[[0-9;]*m//g' | grep -E "[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?" | tail -1)
+  if [ -n "$sim" ]; then
+    s_pass=$(echo "$sim" | sed -E 's/^([0-9]+) success.*/\1/')
+    s_fail=$(( $(echo "$sim" | sed -E 's/.* ([0-9]+) failures? .*/\1/') + $(echo "$sim" | sed -E 's/.* ([0-9]+) errors?.*/\1/') ))
+    [ $sim_status -ne 0 ] && [ $s_fail -eq 0 ] && s_fail=1
+    pass=$((pass + s_pass)); fail=$((fail + s_fail))
+  else
+    fail=$((fail + 1))
+  fi
+fi
 
 if [ "${LTF_SANITIZE_CHECKS:-1}" != 0 ]; then
   san_out=$(bash scripts/sanitize.sh 2>&1)

@@ -12,7 +12,8 @@
 #include "../shape.h"
 
 static int exclusive(const ltf_tensor *t) {
-    return !t->shared && !t->storage->shared && t->refs == 1 && t->storage->refs == 1 && t->storage->inline_data;
+    return !t->shared && !t->storage->shared && t->refs == 1 && t->storage->refs == 1 &&
+           (t->storage->inline_data || t->storage->device != LTF_DEVICE_CPU);
 }
 
 /* The variable's value, made safe to write in place. */

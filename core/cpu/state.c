@@ -9,6 +9,7 @@
 #include "../variable.h"
 #include "../storage.h"
 #include "../shape.h"
+#include "../device.h"
 
 ltf_status ltf_cpu_state_read(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                               const ltf_attrs *a, ltf_tensor **out, int nout) {
@@ -18,17 +19,26 @@ ltf_status ltf_cpu_state_read(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
 }
 
 static int exclusive(const ltf_tensor *t) {
-    return !t->shared && !t->storage->shared && t->refs == 1 && t->storage->refs == 1 && t->storage->inline_data;
+    return !t->shared && !t->storage->shared && t->refs == 1 && t->storage->refs == 1 &&
+           (t->storage->inline_data || t->storage->device != LTF_DEVICE_CPU);
 }
 
 ltf_status ltf_cpu_state_assign(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                 const ltf_attrs *a, ltf_tensor **out, int nout) {
     ltf_variable *v = ltf_variable_of(in[0]);
     ltf_tensor *x = in[1];
+    ltf_tensor *moved = NULL;   /* a value on another device than the variable's: copied there */
+    const ltf_storage *vs = v->value->storage;
+    if (def->code == 0 && (x->storage->device != vs->device || x->storage->ordinal != vs->ordinal)) {
+        if (ltf_tensor_to_device(ctx, x, vs->device, vs->ordinal, &moved) != LTF_OK) return ctx->last_status;
+        ltf_variable_set(v, moved);
+        return LTF_OK;
+    }
     if (def->code == 0) {
         ltf_tensor *cur = v->value;
         int same_shape = cur->rank == x->rank && memcmp(cur->dims, x->dims, sizeof(int64_t) * (size_t)x->rank) == 0;
         if (same_shape && exclusive(cur) && x->dtype != LTF_DTYPE_STRING) {
+            if (cur->storage->device != LTF_DEVICE_CPU) return ltf_tensor_copy_into(ctx, cur, x);
             memcpy(LTF_DATA(cur), LTF_DATA(x), (size_t)x->numel * ltf_dtype_size(x->dtype));
             return LTF_OK;
         }

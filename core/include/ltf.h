@@ -210,7 +210,8 @@ LTF_API void          *ltf_tensor_data(const ltf_tensor *t);
 ** (copy it with ltf_tensor_copy_to) and LTF_ERR_INVALID_ARGUMENT for
 ** strings and resources. '*nbytes' (may be NULL) gets the byte count. */
 LTF_API ltf_status     ltf_tensor_host_data(ltf_ctx *ctx, const ltf_tensor *t, void **data, size_t *nbytes);
-/* Copy the elements (row-major) to 'dst' of exactly 'nbytes' bytes, from any device. */
+/* Copy the elements (row-major) to 'dst' of exactly 'nbytes' bytes, from
+** any device (a device tensor: after the work queued on it completes). */
 LTF_API ltf_status     ltf_tensor_copy_to(ltf_ctx *ctx, const ltf_tensor *t, void *dst, size_t nbytes);
 /* The context the tensor was made in (lent). */
 LTF_API ltf_ctx       *ltf_tensor_context(const ltf_tensor *t);
@@ -220,6 +221,46 @@ LTF_API ltf_ctx       *ltf_tensor_context(const ltf_tensor *t);
 ** tensors of numeric or bool dtype only. Idempotent. */
 LTF_API ltf_status     ltf_tensor_share(ltf_ctx *ctx, ltf_tensor *t);
 LTF_API int            ltf_tensor_is_shared(const ltf_tensor *t);
+/* }==== */
+
+/* {==== Devices other than the host (core/device.c, docs/devices.md)
+** A GPU is a module loaded on first use (libltf_cuda.so, or the simulated
+** libltf_gpusim.so when the environment has LTF_GPU_SIM=1), looked for in
+** $LTF_DEVICE_MODULE_DIR, then next to the library holding the engine; a
+** missing module or no device means no GPU, silently. Each context opens
+** its own devices. Device memory is never read by the host directly: copy
+** with ltf_tensor_to_device or ltf_tensor_copy_to. */
+/* Devices of 'type' present (1 for LTF_DEVICE_CPU; 0 without a GPU). */
+LTF_API int        ltf_ctx_num_devices(ltf_ctx *ctx, ltf_device_type type);
+/* The ordinal N of the tensor's device (/gpu:N); 0 on the host. */
+LTF_API int        ltf_tensor_device_ordinal(const ltf_tensor *t);
+/* A copy of concrete 't' on device 'type':'ordinal' ('*out' a new
+** reference; 't' itself, retained, when it is there already). Strings and
+** resources stay on the host (LTF_ERR_INVALID_ARGUMENT); LTF_ERR_NOT_FOUND
+** when the device is absent; LTF_ERR_RESOURCE_EXHAUSTED when its memory is
+** full after one emergency collection. */
+LTF_API ltf_status ltf_tensor_to_device(ltf_ctx *ctx, ltf_tensor *t, ltf_device_type type, int ordinal,
+                                        ltf_tensor **out);
+/* The device scope: eager ops and traced nodes are placed on 'type':'ordinal'
+** (type -1: no scope, ops go where their inputs are). A GPU that is absent
+** is refused (LTF_ERR_NOT_FOUND): the caller falls back (tf.device does). */
+LTF_API ltf_status ltf_ctx_set_device(ltf_ctx *ctx, int type, int ordinal);
+LTF_API void       ltf_ctx_get_device(const ltf_ctx *ctx, int *type, int *ordinal);
+/* Device policy: 0 (default) copies inputs that are on another device than
+** the op's ("silent", TensorFlow 2's default), 1 refuses them ("explicit"). */
+LTF_API void       ltf_ctx_set_device_policy(ltf_ctx *ctx, int explicit_policy);
+LTF_API int        ltf_ctx_device_policy(const ltf_ctx *ctx);
+typedef struct ltf_device_memory {
+    size_t in_use;     /* bytes the device's caching allocator hands out to live tensors */
+    size_t peak;       /* highest 'in_use' since the device was opened (or reset) */
+    size_t reserved;   /* bytes held from the device: in use + cached blocks */
+} ltf_device_memory;
+/* Memory of device 'type':'ordinal' (all zero for a device not opened yet);
+** LTF_ERR_NOT_FOUND when absent. */
+LTF_API ltf_status ltf_ctx_device_memory(ltf_ctx *ctx, ltf_device_type type, int ordinal, ltf_device_memory *out);
+LTF_API void       ltf_ctx_reset_device_peak(ltf_ctx *ctx, ltf_device_type type, int ordinal);
+/* Wait for the work queued on a device; reports a failure of queued work. */
+LTF_API ltf_status ltf_ctx_device_sync(ltf_ctx *ctx, ltf_device_type type, int ordinal);
 /* }==== */
 
 /* {==== Strings: immutable, reference-counted byte strings */
@@ -318,6 +359,9 @@ LTF_API int         ltf_graph_num_nodes(const ltf_graph *g);
 LTF_API const char *ltf_graph_node_name(const ltf_graph *g, int i);
 LTF_API const char *ltf_graph_node_op(const ltf_graph *g, int i);   /* "Placeholder", "Const" or an op name */
 LTF_API int         ltf_graph_node_live(const ltf_graph *g, int i);
+/* Device node 'i' runs on (an ltf_device_type, its ordinal in '*ordinal'; a
+** constant: where its value is); -1 when it runs where its inputs are. */
+LTF_API int         ltf_graph_node_device(const ltf_graph *g, int i, int *ordinal);
 /* Fused group of node 'i' (1, 2, ...: nodes run as one loop), 0 when not fused. */
 LTF_API int         ltf_graph_node_fused(const ltf_graph *g, int i);
 LTF_API int         ltf_graph_node_num_inputs(const ltf_graph *g, int i);

@@ -3,6 +3,7 @@
 ** prints at every call and pruning keeps it even though nothing reads it.
 */
 #include "../op.h"
+#include "../device.h"
 #include "../shape.h"
 #include "../cpu/cpu.h"
 
@@ -131,7 +132,8 @@ static ltf_status kernel_cond(CF_ARGS, ltf_tensor **out, int nout) {
     (void)nout;
     ltf_graph *gt = fn_of(ctx, def, a->i[0]), *gf = gt ? fn_of(ctx, def, a->i[1]) : NULL;
     if (!gf) return ctx->last_status;
-    int take = *(const uint8_t *)LTF_DATA(in[0]) != 0;
+    uint8_t take = 0;   /* a predicate on a device is copied to the host */
+    if (ltf_tensor_read(ctx, in[0], &take, 1) != LTF_OK) return ctx->last_status;
     int nt = (int)a->i[2];
     return take ? run_fn(ctx, gt, in + 1, nt, out, nout) : run_fn(ctx, gf, in + 1 + nt, nin - 1 - nt, out, nout);
 }
@@ -286,9 +288,10 @@ static ltf_status kernel_while(CF_ARGS, ltf_tensor **out, int nout) {
         ltf_tensor *p = NULL;
         /* the plans directly: inference checked the inputs, the loop checks each iteration's values */
         if ((st = ltf_plan_run_cached(ctx, w.gc, args, &p, cc)) != LTF_OK) break;
-        int go = *(const uint8_t *)LTF_DATA(p) != 0;
+        uint8_t go = 0;
+        st = ltf_tensor_read(ctx, p, &go, 1);
         ltf_tensor_release(p);
-        if (!go) break;
+        if (st != LTF_OK || !go) break;
         if (w.accumulate) {
             if (T == cap) {
                 int64_t nc = cap ? cap * 2 : 16;

@@ -20,10 +20,7 @@ return function(tf)
   methods.ge = tf.greater_equal
 
   function methods.get_shape(x) return x.shape end
-  function methods.cpu(x) return x end
-  --- x:gpu(): the tensor on the GPU when one is present; without a GPU
-  -- everything stays on the CPU (DESIGN section 9), so x itself.
-  function methods.gpu(x) return x end
+  -- x:cpu(), x:gpu(): tf.device (device.lua)
   function methods.numel(x) return x.shape:num_elements() end
   function methods.size(x) return x.shape:num_elements() end
 

@@ -54,7 +54,8 @@ return function(tf)
     local name = opts.name or "Variable"
     local trainable = opts.trainable
     if trainable == nil then trainable = true end
-    local handle = core.variable_new(init, name, trainable, shape)
+    -- a variable made in a GPU scope lives there (its value, every assign)
+    local handle = core.variable_new(tf.__place(init), name, trainable, shape)
     return setmetatable({_handle = handle, _name = name, trainable = trainable}, Variable)
   end
 

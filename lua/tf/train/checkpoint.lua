@@ -183,7 +183,7 @@ return function(tf)
     local tensors, begins, entries, strings = {}, {}, {}, {}
     local at = 0
     for i, e in ipairs(vars) do
-      local value = core.variable_peek(e.var._handle)
+      local value = core.variable_peek(e.var._handle):cpu()   -- a variable on a GPU: its bytes on the host
       local dt = value.dtype.name
       local dims = value.shape:as_list()
       local st = ST_OF[dt]

@@ -1,0 +1,460 @@
+/*
+** device.c: devices other than the host (docs/devices.md).
+**
+** Modules: a GPU backend is a shared module loaded with dlopen the first
+** time a context asks about devices: libltf_gpusim.so when the environment
+** has LTF_GPU_SIM=1, else libltf_cuda.so. It is looked for in
+** $LTF_DEVICE_MODULE_DIR, then in the directory of the object holding the
+** engine (libltf.so, or tf/core.so for Lua) and its parent, then on the
+** system's library path. No module, or a module that finds no device, is
+** "no GPU": silently, the context runs on the CPU only. Each context loads
+** its own handle (dlopen counts them) and opens its own backends, one per
+** ordinal, on first use: two lua_States in one process never share device
+** state. They are closed when the context goes.
+**
+** Placement (ltf_device_op_run), TensorFlow 2's eager rules:
+**   1. variable ops run where the variable's value lives; control flow
+**      (cond, while) and variable reads run on the host, which only
+**      orchestrates: their inner ops are placed one by one;
+**   2. ops with string or resource tensors, and print, run on the host;
+**   3. else the device scope (tf.device) if one is set;
+**   4. else the device of the inputs (the first input not on the host).
+** Inputs elsewhere are copied to the chosen device (TensorFlow's "silent"
+** device policy, its default), or refused under the "explicit" policy with
+** a message naming the op and both devices. On a device whose backend has
+** no kernel for the op (backend->kernel NULL), or for ops that size their
+** outputs themselves (LTF_OP_KERNEL_ALLOCATES), the op runs on the host over
+** copies of its inputs and its outputs are copied back: soft placement.
+*/
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "device.h"
+#include "storage.h"
+#include "variable.h"
+
+#define STACK_INPUTS 8
+
+const char *ltf_device_str(ltf_device_type type, int ordinal, char *buf) {
+    snprintf(buf, LTF_DEVICE_STR, "/%s:%d", type == LTF_DEVICE_CPU ? "cpu" : "gpu", ordinal);
+    return buf;
+}
+
+/* {==== Modules */
+static const ltf_core_api core_api = { ltf_op_name };
+
+static void *open_in(const char *dir, const char *file) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path) return NULL;
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void *load_module(const char *file) {
+    const char *env = getenv("LTF_DEVICE_MODULE_DIR");
+    void *h = env && *env ? open_in(env, file) : NULL;
+    Dl_info info;
+    if (!h && dladdr((void *)ltf_device_str, &info) && info.dli_fname) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", info.dli_fname);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            h = open_in(dir, file);                   /* next to libltf.so */
+            if (!h && (slash = strrchr(dir, '/')) != NULL) {
+                *slash = '\0';
+                h = open_in(*dir ? dir : "/", file);  /* tf/core.so: its parent */
+            }
+        }
+    }
+    if (!h) h = dlopen(file, RTLD_NOW | RTLD_LOCAL);  /* the system's library path */
+    return h;
+}
+
+/* Look the devices up once per context: 'ctx->ndevices' >= 0 afterwards. */
+static void find_devices(ltf_ctx *ctx) {
+    if (ctx->ndevices >= 0) return;
+    ctx->ndevices = 0;
+    const char *sim = getenv("LTF_GPU_SIM");
+    void *h = load_module(sim && strcmp(sim, "1") == 0 ? "libltf_gpusim.so" : "libltf_cuda.so");
+    if (!h) return;
+    void *sym = dlsym(h, LTF_DEVICE_MODULE_OPEN);
+    char err[256] = "";
+    int n = sym ? ((ltf_device_module_open_fn)sym)(ctx, 0, NULL, err, sizeof err) : 0;
+    if (n <= 0) {
+        dlclose(h);
+        return;
+    }
+    ctx->device_module = h;
+    ctx->device_open = sym;
+    ctx->core_api = &core_api;
+    ctx->ndevices = n < LTF_MAX_DEVICES ? n : LTF_MAX_DEVICES;
+}
+
+int ltf_ctx_num_devices(ltf_ctx *ctx, ltf_device_type type) {
+    if (type == LTF_DEVICE_CPU) return 1;
+    if (type != LTF_DEVICE_CUDA) return 0;
+    find_devices(ctx);
+    return ctx->ndevices;
+}
+
+const ltf_backend *ltf_device_get(ltf_ctx *ctx, ltf_device_type type, int ordinal, const char *what) {
+    char name[LTF_DEVICE_STR];
+    if (type == LTF_DEVICE_CPU && ordinal == 0) return ctx->backend[LTF_DEVICE_CPU];
+    if (type != LTF_DEVICE_CUDA || ordinal < 0 || ordinal >= ltf_ctx_num_devices(ctx, type)) {
+        ltf_fail(ctx, LTF_ERR_NOT_FOUND, "%s: no device %s (%d GPU%s present)", what,
+                 type == LTF_DEVICE_CUDA ? ltf_device_str(type, ordinal, name) : "of that type",
+                 ctx->ndevices > 0 ? ctx->ndevices : 0, ctx->ndevices == 1 ? "" : "s");
+        return NULL;
+    }
+    if (ctx->devices[ordinal]) return ctx->devices[ordinal];
+    ltf_backend *be = calloc(1, sizeof *be);
+    if (!be) {
+        ltf_fail_oom(ctx, "device", sizeof *be);
+        return NULL;
+    }
+    char err[256] = "unknown error";
+    if (((ltf_device_module_open_fn)ctx->device_open)(ctx, ordinal, be, err, sizeof err) != 0) {
+        free(be);
+        ltf_fail(ctx, LTF_ERR_INTERNAL, "%s: cannot open %s: %s", what, ltf_device_str(type, ordinal, name), err);
+        return NULL;
+    }
+    ctx->devices[ordinal] = be;
+    if (ordinal == 0) ctx->backend[LTF_DEVICE_CUDA] = be;
+    return be;
+}
+
+void ltf_device_close_all(ltf_ctx *ctx) {
+    for (int i = 0; i < LTF_MAX_DEVICES; i++) {
+        ltf_backend *be = ctx->devices[i];
+        if (!be) continue;
+        if (be->close) be->close(be->bctx);
+        free(be);
+        ctx->devices[i] = NULL;
+    }
+    ctx->backend[LTF_DEVICE_CUDA] = NULL;
+    if (ctx->device_module) dlclose(ctx->device_module);
+    ctx->device_module = NULL;
+    ctx->device_open = NULL;
+}
+/* }==== */
+
+/* {==== Scope, policy, memory */
+ltf_status ltf_ctx_set_device(ltf_ctx *ctx, int type, int ordinal) {
+    if (type < 0) {
+        ctx->scope_type = -1;
+        ctx->scope_ordinal = 0;
+        return LTF_OK;
+    }
+    if (!ltf_device_get(ctx, (ltf_device_type)type, ordinal, "device")) return ctx->last_status;
+    ctx->scope_type = type;
+    ctx->scope_ordinal = ordinal;
+    return LTF_OK;
+}
+
+void ltf_ctx_get_device(const ltf_ctx *ctx, int *type, int *ordinal) {
+    *type = ctx->scope_type;
+    *ordinal = ctx->scope_ordinal;
+}
+
+void ltf_ctx_set_device_policy(ltf_ctx *ctx, int explicit_policy) { ctx->device_policy_explicit = explicit_policy != 0; }
+int ltf_ctx_device_policy(const ltf_ctx *ctx) { return ctx->device_policy_explicit; }
+
+ltf_status ltf_ctx_device_memory(ltf_ctx *ctx, ltf_device_type type, int ordinal, ltf_device_memory *out) {
+    memset(out, 0, sizeof *out);
+    if (type == LTF_DEVICE_CPU) {
+        out->in_use = ctx->live_bytes;
+        out->peak = ctx->peak_bytes;
+        out->reserved = ctx->live_bytes;
+        return LTF_OK;
+    }
+    if (ordinal < 0 || ordinal >= ltf_ctx_num_devices(ctx, type))
+        return ltf_device_get(ctx, type, ordinal, "get_memory_info") ? LTF_OK : ctx->last_status;
+    const ltf_backend *be = ctx->devices[ordinal];
+    if (!be) return LTF_OK;                 /* not opened: nothing allocated */
+    out->in_use = be->bytes_in_use(be->bctx);
+    out->reserved = be->bytes_reserved(be->bctx);
+    out->peak = ctx->device_peak[ordinal] > out->in_use ? ctx->device_peak[ordinal] : out->in_use;
+    return LTF_OK;
+}
+
+void ltf_ctx_reset_device_peak(ltf_ctx *ctx, ltf_device_type type, int ordinal) {
+    if (type == LTF_DEVICE_CPU) {
+        ltf_ctx_reset_peak(ctx);
+        return;
+    }
+    if (ordinal < 0 || ordinal >= LTF_MAX_DEVICES || !ctx->devices[ordinal]) return;
+    ctx->device_peak[ordinal] = ctx->devices[ordinal]->bytes_in_use(ctx->devices[ordinal]->bctx);
+}
+
+ltf_status ltf_ctx_device_sync(ltf_ctx *ctx, ltf_device_type type, int ordinal) {
+    if (type == LTF_DEVICE_CPU) return LTF_OK;
+    const ltf_backend *be = ltf_device_get(ctx, type, ordinal, "sync");
+    if (!be) return ctx->last_status;
+    char name[LTF_DEVICE_STR];
+    if (be->sync(be->bctx) != 0)
+        return ltf_fail(ctx, LTF_ERR_INTERNAL, "sync: work queued on %s failed: %s",
+                        ltf_device_str(type, ordinal, name), be->error(be->bctx));
+    return LTF_OK;
+}
+/* }==== */
+
+/* {==== Copies */
+static ltf_status copy_failed(ltf_ctx *ctx, const char *what, const ltf_backend *be, int ordinal) {
+    char name[LTF_DEVICE_STR];
+    return ltf_fail(ctx, LTF_ERR_INTERNAL, "%s: copy to or from %s failed: %s", what,
+                    ltf_device_str(be->type, ordinal, name), be->error(be->bctx));
+}
+
+/* Bytes of 'src' into 'dst' (element counts and dtypes equal), across devices. */
+static ltf_status copy_bytes(ltf_ctx *ctx, const char *what, ltf_tensor *dst, const ltf_tensor *src) {
+    size_t n = (size_t)src->numel * ltf_dtype_size(src->dtype);
+    if (n == 0) return LTF_OK;
+    const ltf_storage *ds = dst->storage, *ss = src->storage;
+    const ltf_backend *db = ltf_storage_backend(ds), *sb = ltf_storage_backend(ss);
+    if (ds->device == LTF_DEVICE_CPU && ss->device == LTF_DEVICE_CPU) {
+        memmove(LTF_DATA(dst), LTF_DATA(src), n);
+        return LTF_OK;
+    }
+    if (ds->device == LTF_DEVICE_CPU)
+        return sb->copy(sb->bctx, LTF_DATA(dst), LTF_DATA(src), n, 1) == 0 ? LTF_OK : copy_failed(ctx, what, sb, ss->ordinal);
+    if (ss->device == LTF_DEVICE_CPU)
+        return db->copy(db->bctx, LTF_DATA(dst), LTF_DATA(src), n, 0) == 0 ? LTF_OK : copy_failed(ctx, what, db, ds->ordinal);
+    if (db == sb)
+        return db->copy_d2d(db->bctx, LTF_DATA(dst), LTF_DATA(src), n) == 0 ? LTF_OK : copy_failed(ctx, what, db, ds->ordinal);
+    void *tmp = malloc(n);                         /* between two devices: through the host */
+    if (!tmp) return ltf_fail_oom(ctx, what, n);
+    ltf_status st = sb->copy(sb->bctx, tmp, LTF_DATA(src), n, 1) != 0   ? copy_failed(ctx, what, sb, ss->ordinal)
+                    : db->copy(db->bctx, LTF_DATA(dst), tmp, n, 0) != 0 ? copy_failed(ctx, what, db, ds->ordinal)
+                                                                        : LTF_OK;
+    free(tmp);
+    return st;
+}
+
+ltf_status ltf_tensor_copy_into(ltf_ctx *ctx, ltf_tensor *dst, const ltf_tensor *src) {
+    return copy_bytes(ctx, "copy", dst, src);
+}
+
+ltf_status ltf_tensor_read(ltf_ctx *ctx, const ltf_tensor *t, void *dst, size_t n) {
+    if (t->storage->device == LTF_DEVICE_CPU) {
+        memcpy(dst, LTF_DATA(t), n);
+        return LTF_OK;
+    }
+    const ltf_backend *be = ltf_storage_backend(t->storage);
+    return be->copy(be->bctx, dst, LTF_DATA(t), n, 1) == 0 ? LTF_OK : copy_failed(ctx, "read", be, t->storage->ordinal);
+}
+
+/* The copy of 't' on the device (type, ordinal), or 't' retained when it is there. */
+static ltf_tensor *to_device(ltf_ctx *ctx, ltf_tensor *t, ltf_device_type type, int ordinal, const char *what) {
+    if (t->storage->device == type && t->storage->ordinal == ordinal) return ltf_tensor_retain(t);
+    ltf_tensor *o = ltf_tensor_empty_on(ctx, t->dtype, t->rank, t->dims, type, ordinal, what);
+    if (!o) return NULL;
+    if (copy_bytes(ctx, what, o, t) != LTF_OK) {
+        ltf_tensor_release(o);
+        return NULL;
+    }
+    return o;
+}
+
+ltf_status ltf_tensor_to_device(ltf_ctx *ctx, ltf_tensor *t, ltf_device_type type, int ordinal, ltf_tensor **out) {
+    *out = NULL;
+    if (!t->storage)
+        return ltf_fail(ctx, LTF_ERR_FAILED_PRECONDITION, "to_device: a symbolic tensor has no value outside its trace");
+    if ((t->dtype == LTF_DTYPE_STRING || t->dtype == LTF_DTYPE_RESOURCE) && type != LTF_DEVICE_CPU)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "to_device: tensors of dtype %s stay on the CPU",
+                        ltf_dtype_name(t->dtype));
+    if (!ltf_device_get(ctx, type, ordinal, "to_device")) return ctx->last_status;
+    *out = to_device(ctx, t, type, ordinal, "to_device");
+    return *out ? LTF_OK : ctx->last_status;
+}
+
+int ltf_tensor_device_ordinal(const ltf_tensor *t) { return t->storage ? t->storage->ordinal : 0; }
+
+int ltf_device_of_handle(const ltf_tensor *h, int *ordinal) {
+    const ltf_variable *v = ltf_variable_of(h);
+    if (!v || !v->value || !v->value->storage) return -1;
+    *ordinal = v->value->storage->ordinal;
+    return (int)v->value->storage->device;
+}
+/* }==== */
+
+/* {==== Placement */
+static int all_empty(ltf_tensor *const *out, int n) {
+    for (int i = 0; i < n; i++)
+        if (!out[i] || out[i]->numel != 0) return 0;
+    return 1;
+}
+
+static void release_all(ltf_tensor **t, int n) {
+    for (int i = 0; i < n; i++) {
+        ltf_tensor_release(t[i]);
+        t[i] = NULL;
+    }
+}
+
+/* Outputs on (type, ordinal) from the inferred types, then the kernel. */
+static ltf_status run_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_kernel_fn kernel, ltf_tensor *const *in,
+                             int nin, const ltf_attrs *a, const ltf_type *types, int n, ltf_tensor **out,
+                             ltf_device_type type, int ordinal) {
+    for (int i = 0; i < n; i++) out[i] = NULL;
+    if (!(def->flags & LTF_OP_KERNEL_ALLOCATES))
+        for (int i = 0; i < n; i++) {
+            const ltf_type *ty = &types[i];
+            out[i] = (def->flags & LTF_OP_VIEW) && nin > 0 && in[0]->dtype == ty->dtype
+                         ? ltf_tensor_view(ctx, in[0], ty->rank, ty->dims)
+                         : ltf_tensor_empty_on(ctx, ty->dtype, ty->rank, ty->dims, type, ordinal, def->name);
+            if (!out[i]) {
+                release_all(out, i);
+                return ctx->last_status;
+            }
+        }
+    if (n > 0 && !(def->flags & (LTF_OP_KERNEL_ALLOCATES | LTF_OP_STATEFUL | LTF_OP_VIEW)) && all_empty(out, n))
+        return LTF_OK;
+    ltf_status st = kernel(ctx, def, in, nin, a, out, n);
+    if (st != LTF_OK) release_all(out, n);
+    return st;
+}
+
+static int host_only(const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in, int nin, const ltf_type *types,
+                     int n) {
+    if (op == LTF_OP_PRINT) return 1;
+    for (int i = 0; i < nin; i++)
+        if (in[i]->dtype == LTF_DTYPE_STRING || in[i]->dtype == LTF_DTYPE_RESOURCE) return 1;
+    for (int i = 0; i < n; i++)
+        if (types[i].dtype == LTF_DTYPE_STRING || types[i].dtype == LTF_DTYPE_RESOURCE) return 1;
+    return 0;
+}
+
+/* The explicit policy's refusal: inputs on two devices, or all on one that is not the op's. */
+static ltf_status refuse(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, ltf_device_type type,
+                         int ordinal) {
+    char a[LTF_DEVICE_STR], b[LTF_DEVICE_STR];
+    int first = -1;
+    for (int i = 0; i < nin; i++) {
+        if (in[i]->dtype == LTF_DTYPE_RESOURCE) continue;
+        const ltf_storage *s = in[i]->storage;
+        if (first < 0) {
+            first = i;
+            continue;
+        }
+        const ltf_storage *f = in[first]->storage;
+        if (s->device != f->device || s->ordinal != f->ordinal)
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                            "%s: inputs are on different devices: input %d on %s, input %d on %s", def->name,
+                            first + 1, ltf_device_str(f->device, f->ordinal, a), i + 1,
+                            ltf_device_str(s->device, s->ordinal, b));
+    }
+    const ltf_storage *f = in[first]->storage;
+    return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                    "%s: input %d is on %s, the op runs on %s (device policy 'explicit' copies nothing)", def->name,
+                    first + 1, ltf_device_str(f->device, f->ordinal, a), ltf_device_str(type, ordinal, b));
+}
+
+ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in, int nin,
+                             const ltf_attrs *a, const ltf_attrs *given, const ltf_type *types, int n,
+                             ltf_tensor **out) {
+    ltf_status st;
+    /* the host orchestrates: reads give views of the value where it is,
+    ** assigns copy into the variable's device, cond/while run functions
+    ** whose ops are placed one by one */
+    if (op == LTF_OP_READ_VARIABLE || op == LTF_OP_ASSIGN_VARIABLE || op == LTF_OP_ASSIGN_ADD_VARIABLE ||
+        op == LTF_OP_ASSIGN_SUB_VARIABLE || op == LTF_OP_COND || op == LTF_OP_WHILE) {
+        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], in, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+        goto record;
+    }
+    ltf_device_type type = LTF_DEVICE_CPU;
+    int ordinal = 0, var_op = 0;
+    for (int i = 0; i < nin && (def->flags & LTF_OP_RESOURCE); i++) {   /* optimizer steps: the variables' device */
+        int o, d = in[i]->dtype == LTF_DTYPE_RESOURCE ? ltf_device_of_handle(in[i], &o) : -1;
+        if (d >= 0) {
+            type = (ltf_device_type)d;
+            ordinal = o;
+            var_op = 1;
+            break;
+        }
+    }
+    if (var_op || host_only(def, op, in, nin, types, n)) {
+        /* placed already */
+    } else if (ctx->scope_type >= 0) {
+        type = (ltf_device_type)ctx->scope_type;
+        ordinal = ctx->scope_ordinal;
+    } else {
+        for (int i = 0; i < nin; i++)
+            if (in[i]->storage->device != LTF_DEVICE_CPU) {
+                type = in[i]->storage->device;
+                ordinal = in[i]->storage->ordinal;
+                break;
+            }
+    }
+    ltf_tensor *stack_tmp[STACK_INPUTS], *stack_host[STACK_INPUTS];
+    ltf_tensor **tmp = stack_tmp, **host = NULL;
+    if (nin > STACK_INPUTS && !(tmp = calloc((size_t)nin, sizeof *tmp))) return ltf_fail_oom(ctx, def->name, 0);
+    int ncopied = 0;
+    st = LTF_OK;
+    for (int i = 0; i < nin; i++) {
+        const ltf_storage *s = in[i]->storage;
+        if (in[i]->dtype == LTF_DTYPE_RESOURCE || (s->device == type && s->ordinal == ordinal)) {
+            tmp[ncopied++] = ltf_tensor_retain(in[i]);
+            continue;
+        }
+        if (ctx->device_policy_explicit) {
+            st = refuse(ctx, def, in, nin, type, ordinal);
+            break;
+        }
+        if (!(tmp[ncopied] = to_device(ctx, in[i], type, ordinal, def->name))) {
+            st = ctx->last_status;
+            break;
+        }
+        ncopied++;
+    }
+    if (st != LTF_OK) goto done;
+    if (type == LTF_DEVICE_CPU) {
+        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], tmp, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+        goto done;
+    }
+    const ltf_backend *be = ctx->devices[ordinal];
+    ltf_kernel_fn k = be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
+    if (k && !(def->flags & LTF_OP_KERNEL_ALLOCATES)) {
+        st = run_kernel(ctx, def, k, tmp, nin, a, types, n, out, type, ordinal);
+        goto done;
+    }
+    if (var_op) {   /* the variables' bytes are on the device: no host kernel can update them */
+        char name[LTF_DEVICE_STR];
+        st = ltf_fail(ctx, LTF_ERR_UNIMPLEMENTED, "%s: no kernel on %s for variables placed there", def->name,
+                      ltf_device_str(type, ordinal, name));
+        goto done;
+    }
+    /* soft placement: the host's kernel over copies, outputs copied back */
+    host = nin > STACK_INPUTS ? calloc((size_t)nin, sizeof *host) : stack_host;
+    if (!host) {
+        st = ltf_fail_oom(ctx, def->name, 0);
+        goto done;
+    }
+    int nhost = 0;
+    for (; nhost < nin; nhost++)
+        if (!(host[nhost] = to_device(ctx, tmp[nhost], LTF_DEVICE_CPU, 0, def->name))) break;
+    st = nhost < nin ? ctx->last_status
+                     : run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], host, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+    release_all(host, nhost);
+    if (host != stack_host) free(host);
+    for (int i = 0; i < n && st == LTF_OK; i++) {
+        if (out[i]->dtype == LTF_DTYPE_STRING || out[i]->dtype == LTF_DTYPE_RESOURCE) continue;
+        ltf_tensor *d = to_device(ctx, out[i], type, ordinal, def->name);
+        if (!d) st = ctx->last_status;
+        else {
+            ltf_tensor_release(out[i]);
+            out[i] = d;
+        }
+    }
+    if (st != LTF_OK) release_all(out, n);
+done:
+    release_all(tmp, ncopied);
+    if (tmp != stack_tmp) free(tmp);
+record:
+    if (st == LTF_OK && ctx->tape_record) {
+        st = ctx->tape_record(ctx, op, in, nin, given, out, n);
+        if (st != LTF_OK) release_all(out, n);
+    }
+    return st;
+}
+/* }==== */

@@ -1,0 +1,443 @@
+/*
+** gpusim/gpusim.c: libltf_gpusim.so, a simulated GPU. The ltf_backend
+** contract (ltf_backend.h) over host memory that behaves like a separate
+** device, so that the specs exercise placement, copies, the caching
+** allocator and stream ordering without a GPU (LTF_GPU_SIM=1; docs/devices.md).
+**
+** Device memory: each device is its own mmap'd arena, kept PROT_NONE except
+** while the sim itself copies or runs a kernel, so an engine that reads
+** device bytes on the host faults in the specs instead of passing silently.
+** (LTF_GPU_SIM_PROTECT=0 leaves the arena readable, to debug.) The arena is
+** carved by a first-fit list of free extents (the "cudaMalloc"), under the
+** caching allocator every device module shares (device_alloc.c).
+**
+** Stream: copies from the host, copies within the device, fills and
+** kernels are queued and run in order at a sync, at a copy to the host,
+** when the queue is long (QUEUE_MAX) or before an op that must run at once
+** (stateful ops and ops on variables: they read state at run time). What
+** queued work touches stays valid: a copy from the host copies its source
+** at enqueue time (as cudaMemcpyAsync from pageable memory stages it); a
+** kernel keeps copies of its tensors' headers (shape, dtype, storage), and
+** their bytes stay valid by stream order (a block freed while work on it is
+** queued goes back to the cache, and whatever reuses it is queued after).
+** A queued kernel that fails makes the error sticky, as CUDA's are: the
+** next sync, copy to the host or kernel reports it.
+**
+** Kernels: for every op, a wrapper that runs the op's CPU kernel
+** (def->kernel[LTF_DEVICE_CPU]) on the stream with the arena open. Device
+** kernel bodies can be plugged in first: a module that links an object
+** defining ltf_gpusim_kernel_hook (weak here) gets its kernels run instead
+** (core/cuda's __host__ __device__ bodies, compiled for the host).
+** LTF_GPU_SIM_NO_KERNEL=op,op,... leaves ops without a kernel (soft
+** placement in the specs).
+**
+** Environment: LTF_GPU_SIM_COUNT devices (default 1), LTF_GPU_SIM_MEMORY
+** bytes each (default 256 MiB; a suffix K, M or G is accepted).
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "../ctx.h"
+#include "../device.h"
+#include "../device_alloc.h"
+
+#define QUEUE_MAX 64
+#define ARENA_ALIGN 256
+#define DEFAULT_MEMORY ((size_t)256 << 20)
+
+/* Device kernel bodies to use instead of the CPU kernels: NULL for ops without one. */
+ltf_kernel_fn ltf_gpusim_kernel_hook(const char *op) __attribute__((weak));
+
+enum { Q_COPY, Q_ZERO, Q_KERNEL };
+
+typedef struct sim_task {
+    int kind;
+    void *dst;
+    const void *src;          /* Q_COPY: device bytes, or the staging copy of host bytes */
+    size_t n;
+    void *staging;            /* freed after the copy */
+    /* Q_KERNEL */
+    const ltf_op_def *def;
+    ltf_kernel_fn fn;
+    ltf_attrs attrs;
+    int nin, nout;
+    ltf_tensor **ptrs;        /* nin + nout headers, then their storages, in one block */
+} sim_task;
+
+typedef struct extent {
+    size_t off, len;
+} extent;
+
+typedef struct sim_dev {
+    ltf_ctx *ctx;
+    int ordinal;
+    char *base;
+    size_t size, used;
+    extent *free_ext;         /* sorted by offset, coalesced */
+    size_t nfree, capfree;
+    ltf_dalloc alloc;
+    int protect, open_depth, draining;
+    sim_task *q;
+    int nq, capq;
+    char err[LTF_ERRMSG_MAX];
+    ltf_status sticky;        /* a queued kernel's failure, reported once */
+    char sticky_msg[LTF_ERRMSG_MAX];
+    unsigned char *no_kernel; /* per op id */
+} sim_dev;
+
+/* {==== Arena */
+static void arena_open(sim_dev *d) {
+    if (d->open_depth++ == 0 && d->protect) mprotect(d->base, d->size, PROT_READ | PROT_WRITE);
+}
+
+static void arena_close(sim_dev *d) {
+    if (--d->open_depth == 0 && d->protect) mprotect(d->base, d->size, PROT_NONE);
+}
+
+static int ext_insert(sim_dev *d, size_t at, extent e) {
+    if (d->nfree == d->capfree) {
+        size_t cap = d->capfree ? d->capfree * 2 : 64;
+        extent *x = realloc(d->free_ext, cap * sizeof *x);
+        if (!x) return -1;
+        d->free_ext = x;
+        d->capfree = cap;
+    }
+    memmove(d->free_ext + at + 1, d->free_ext + at, (d->nfree - at) * sizeof *d->free_ext);
+    d->free_ext[at] = e;
+    d->nfree++;
+    return 0;
+}
+
+static void *raw_alloc(void *ud, size_t n) {
+    sim_dev *d = ud;
+    n = (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    for (size_t i = 0; i < d->nfree; i++) {
+        extent *e = &d->free_ext[i];
+        if (e->len < n) continue;
+        void *p = d->base + e->off;
+        e->off += n;
+        e->len -= n;
+        if (e->len == 0) {
+            memmove(e, e + 1, (d->nfree - i - 1) * sizeof *e);
+            d->nfree--;
+        }
+        d->used += n;
+        return p;
+    }
+    return NULL;
+}
+
+static void raw_free(void *ud, void *p, size_t n) {
+    sim_dev *d = ud;
+    n = (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    size_t off = (size_t)((char *)p - d->base), i = 0;
+    while (i < d->nfree && d->free_ext[i].off < off) i++;
+    d->used -= n;
+    int prev = i > 0 && d->free_ext[i - 1].off + d->free_ext[i - 1].len == off;
+    int next = i < d->nfree && off + n == d->free_ext[i].off;
+    if (prev && next) {
+        d->free_ext[i - 1].len += n + d->free_ext[i].len;
+        memmove(d->free_ext + i, d->free_ext + i + 1, (d->nfree - i - 1) * sizeof *d->free_ext);
+        d->nfree--;
+    } else if (prev) {
+        d->free_ext[i - 1].len += n;
+    } else if (next) {
+        d->free_ext[i].off = off;
+        d->free_ext[i].len += n;
+    } else if (ext_insert(d, i, (extent){off, n}) != 0) {
+        d->used += n;   /* no room to record it: the range stays lost (host out of memory) */
+    }
+}
+/* }==== */
+
+/* {==== Stream */
+static void set_sticky(sim_dev *d, ltf_status st, const char *what, const char *msg) {
+    if (d->sticky != LTF_OK) return;
+    d->sticky = st;
+    snprintf(d->sticky_msg, sizeof d->sticky_msg, "gpusim: a queued %s failed: %.900s", what, msg);
+}
+
+static void run_task(sim_dev *d, sim_task *t) {
+    switch (t->kind) {
+    case Q_COPY: memmove(t->dst, t->src, t->n); break;
+    case Q_ZERO: memset(t->dst, 0, t->n); break;
+    case Q_KERNEL: {
+        ltf_ctx *ctx = d->ctx;
+        ltf_status saved = ctx->last_status;
+        char msg[LTF_ERRMSG_MAX];
+        memcpy(msg, ctx->errmsg, sizeof msg);
+        ltf_status st = t->fn(ctx, t->def, t->ptrs, t->nin, &t->attrs, t->ptrs + t->nin, t->nout);
+        if (st != LTF_OK) set_sticky(d, st, "kernel", ctx->errmsg);
+        ctx->last_status = saved;         /* the failure belongs to a later call */
+        memcpy(ctx->errmsg, msg, sizeof msg);
+        break;
+    }
+    }
+    free(t->staging);
+    free(t->ptrs);
+}
+
+/* Run everything queued, in order, with the arena open. */
+static void drain(sim_dev *d) {
+    if (d->nq == 0 || d->draining) return;
+    d->draining = 1;
+    arena_open(d);
+    for (int i = 0; i < d->nq; i++) run_task(d, &d->q[i]);   /* a kernel may queue more: run those too */
+    d->nq = 0;
+    arena_close(d);
+    d->draining = 0;
+}
+
+/* Queue 't', or run it now when the queue cannot grow or is being drained. */
+static void enqueue(sim_dev *d, const sim_task *t) {
+    if (d->draining) {
+        sim_task now = *t;
+        arena_open(d);
+        run_task(d, &now);
+        arena_close(d);
+        return;
+    }
+    if (d->nq == d->capq) {
+        int cap = d->capq ? d->capq * 2 : QUEUE_MAX;
+        sim_task *q = realloc(d->q, (size_t)cap * sizeof *q);
+        if (!q) {
+            drain(d);
+            sim_task now = *t;
+            arena_open(d);
+            run_task(d, &now);
+            arena_close(d);
+            return;
+        }
+        d->q = q;
+        d->capq = cap;
+    }
+    d->q[d->nq++] = *t;
+    if (d->nq >= QUEUE_MAX) drain(d);
+}
+
+/* The failure queued work left, reported once; 0 when none. */
+static int take_sticky(sim_dev *d) {
+    if (d->sticky == LTF_OK) return 0;
+    memcpy(d->err, d->sticky_msg, sizeof d->err);
+    d->sticky = LTF_OK;
+    return -1;
+}
+/* }==== */
+
+/* {==== Backend functions */
+static void *sim_alloc(void *bctx, size_t nbytes) {
+    sim_dev *d = bctx;
+    void *p = ltf_dalloc_alloc(&d->alloc, nbytes);
+    if (!p)
+        snprintf(d->err, sizeof d->err,
+                 "gpusim: out of memory: %zu bytes requested, %zu of %zu bytes of the device in use "
+                 "(LTF_GPU_SIM_MEMORY)", nbytes, d->used, d->size);
+    return p;
+}
+
+static void sim_free(void *bctx, void *p, size_t nbytes) { ltf_dalloc_free(&((sim_dev *)bctx)->alloc, p, nbytes); }
+
+static int sim_copy(void *bctx, void *dst, const void *src, size_t nbytes, int to_host) {
+    sim_dev *d = bctx;
+    if (to_host) {
+        drain(d);
+        arena_open(d);
+        memcpy(dst, src, nbytes);
+        arena_close(d);
+        return take_sticky(d);
+    }
+    sim_task t = { .kind = Q_COPY, .dst = dst, .n = nbytes };
+    t.staging = malloc(nbytes ? nbytes : 1);
+    if (!t.staging) {                   /* no staging room: copy synchronously */
+        drain(d);
+        arena_open(d);
+        memcpy(dst, src, nbytes);
+        arena_close(d);
+        return 0;
+    }
+    memcpy(t.staging, src, nbytes);
+    t.src = t.staging;
+    enqueue(d, &t);
+    return 0;
+}
+
+static int sim_copy_d2d(void *bctx, void *dst, const void *src, size_t nbytes) {
+    sim_task t = { .kind = Q_COPY, .dst = dst, .src = src, .n = nbytes };
+    enqueue(bctx, &t);
+    return 0;
+}
+
+static int sim_zero(void *bctx, void *dst, size_t nbytes) {
+    sim_task t = { .kind = Q_ZERO, .dst = dst, .n = nbytes };
+    enqueue(bctx, &t);
+    return 0;
+}
+
+static int sim_sync(void *bctx) {
+    drain(bctx);
+    return take_sticky(bctx);
+}
+
+static const char *sim_error(void *bctx) { return ((sim_dev *)bctx)->err; }
+static size_t sim_in_use(void *bctx) { return ((sim_dev *)bctx)->alloc.in_use; }
+static size_t sim_reserved(void *bctx) { return ((sim_dev *)bctx)->alloc.reserved; }
+static void sim_trim(void *bctx) { ltf_dalloc_trim(&((sim_dev *)bctx)->alloc); }
+
+static void sim_close(void *bctx) {
+    sim_dev *d = bctx;
+    drain(d);
+    ltf_dalloc_destroy(&d->alloc);
+    munmap(d->base, d->size);
+    free(d->free_ext);
+    free(d->q);
+    free(d->no_kernel);
+    free(d);
+}
+
+/* The device a kernel call is for: its first tensor there. */
+static sim_dev *dev_of(ltf_ctx *ctx, ltf_tensor *const *in, int nin, ltf_tensor **out, int nout) {
+    for (int i = 0; i < nout; i++)
+        if (out[i] && out[i]->storage && out[i]->storage->device == LTF_DEVICE_CUDA)
+            return ctx->devices[out[i]->storage->ordinal]->bctx;
+    for (int i = 0; i < nin; i++)
+        if (in[i]->storage && in[i]->storage->device == LTF_DEVICE_CUDA)
+            return ctx->devices[in[i]->storage->ordinal]->bctx;
+    return ctx->devices[0]->bctx;
+}
+
+/* The one kernel of every op: the CPU kernel (or a hooked device body) on the stream. */
+static ltf_status sim_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                             const ltf_attrs *a, ltf_tensor **out, int nout) {
+    sim_dev *d = dev_of(ctx, in, nin, out, nout);
+    if (d->sticky != LTF_OK) {               /* an earlier queued kernel failed */
+        ltf_status st = d->sticky;
+        d->sticky = LTF_OK;
+        memcpy(ctx->errmsg, d->sticky_msg, sizeof ctx->errmsg);
+        ctx->last_status = st;
+        return st;
+    }
+    ltf_kernel_fn fn = ltf_gpusim_kernel_hook ? ltf_gpusim_kernel_hook(def->name) : NULL;
+    if (!fn) fn = def->kernel[LTF_DEVICE_CPU];
+    if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE)) || d->draining) {
+        drain(d);                            /* reads state now: run in order, now */
+        int was = d->draining;
+        d->draining = 1;                     /* and what it queues itself runs at once, in order */
+        arena_open(d);
+        ltf_status st = fn(ctx, def, in, nin, a, out, nout);
+        arena_close(d);
+        d->draining = was;
+        return st;
+    }
+    int n = nin + nout;
+    size_t bytes = (size_t)n * (sizeof(ltf_tensor *) + sizeof(ltf_tensor) + sizeof(ltf_storage));
+    sim_task t = { .kind = Q_KERNEL, .def = def, .fn = fn, .attrs = *a, .nin = nin, .nout = nout };
+    t.ptrs = malloc(bytes ? bytes : 1);
+    if (!t.ptrs) {
+        snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s: out of memory queueing the kernel", def->name);
+        return ctx->last_status = LTF_ERR_RESOURCE_EXHAUSTED;
+    }
+    ltf_tensor *hdr = (ltf_tensor *)(t.ptrs + n);
+    ltf_storage *st = (ltf_storage *)(hdr + n);
+    for (int i = 0; i < n; i++) {
+        const ltf_tensor *src = i < nin ? in[i] : out[i - nin];
+        hdr[i] = *src;
+        if (src->storage) {
+            st[i] = *src->storage;
+            hdr[i].storage = &st[i];
+        }
+        t.ptrs[i] = &hdr[i];
+    }
+    enqueue(d, &t);
+    return LTF_OK;
+}
+
+static void *sim_kernel_of(void *bctx, int op) {
+    sim_dev *d = bctx;
+    if (op < 0 || op >= LTF_OP_COUNT || d->no_kernel[op]) return NULL;
+    return (void *)sim_kernel;
+}
+/* }==== */
+
+/* {==== Entry point */
+static size_t env_size(const char *name, size_t def) {
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v) return def;
+    switch (*end) {
+    case 'k': case 'K': n <<= 10; break;
+    case 'm': case 'M': n <<= 20; break;
+    case 'g': case 'G': n <<= 30; break;
+    default: break;
+    }
+    return (size_t)n;
+}
+
+/* Mark the ops named in LTF_GPU_SIM_NO_KERNEL ("op,op,..."). */
+static void parse_no_kernel(sim_dev *d, const ltf_core_api *api) {
+    const char *v = getenv("LTF_GPU_SIM_NO_KERNEL");
+    if (!v || !api) return;
+    for (int op = 0; op < LTF_OP_COUNT; op++) {
+        const char *name = api->op_name(op);
+        size_t len = name ? strlen(name) : 0;
+        for (const char *p = v; name && *p;) {
+            const char *e = strchr(p, ',');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (n == len && memcmp(p, name, n) == 0) d->no_kernel[op] = 1;
+            p += n + (e != NULL);
+        }
+    }
+}
+
+LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, char *err, size_t errlen) {
+    size_t count = env_size("LTF_GPU_SIM_COUNT", 1);
+    if (count > LTF_MAX_DEVICES) count = LTF_MAX_DEVICES;
+    if (!out) return (int)count;
+    if (ordinal < 0 || (size_t)ordinal >= count) {
+        snprintf(err, errlen, "gpusim: no device %d (LTF_GPU_SIM_COUNT=%zu)", ordinal, count);
+        return -1;
+    }
+    size_t size = env_size("LTF_GPU_SIM_MEMORY", DEFAULT_MEMORY);
+    size = (size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (size == 0) size = ARENA_ALIGN;
+    sim_dev *d = calloc(1, sizeof *d);
+    unsigned char *nk = calloc(LTF_OP_COUNT, 1);
+    void *base = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!d || !nk || base == MAP_FAILED) {
+        snprintf(err, errlen, "gpusim: cannot map %zu bytes of device memory", size);
+        free(d);
+        free(nk);
+        if (base != MAP_FAILED) munmap(base, size);
+        return -1;
+    }
+    d->ctx = ctx;
+    d->ordinal = ordinal;
+    d->base = base;
+    d->size = size;
+    d->no_kernel = nk;
+    const char *prot = getenv("LTF_GPU_SIM_PROTECT");
+    d->protect = !(prot && strcmp(prot, "0") == 0);
+    if (!d->protect) mprotect(base, size, PROT_READ | PROT_WRITE);
+    if (ext_insert(d, 0, (extent){0, size}) != 0) {
+        snprintf(err, errlen, "gpusim: out of host memory");
+        munmap(base, size);
+        free(nk);
+        free(d);
+        return -1;
+    }
+    ltf_dalloc_init(&d->alloc, raw_alloc, raw_free, d);
+    parse_no_kernel(d, ctx->core_api);
+    snprintf(d->err, sizeof d->err, "no error");
+    *out = (ltf_backend){
+        .name = "gpusim", .type = LTF_DEVICE_CUDA, .alloc = sim_alloc, .free = sim_free, .copy = sim_copy,
+        .bctx = d, .ordinal = ordinal, .copy_d2d = sim_copy_d2d, .zero = sim_zero, .sync = sim_sync,
+        .kernel = sim_kernel_of, .error = sim_error, .bytes_in_use = sim_in_use, .bytes_reserved = sim_reserved,
+        .trim = sim_trim, .close = sim_close,
+    };
+    return 0;
+}
+/* }==== */
