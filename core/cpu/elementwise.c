@@ -456,8 +456,8 @@ static inline float vsigmoidf(float x) {
     UN_LOOP(lgamma_##S, T, T, F(lgamma_)(x))                             \
     UN_LOOP(digamma_##S, T, T, F(digamma_)(x))                           \
     UN_LOOP(isinf_##S, T, uint8_t, F(isinf_)(x))
-static inline int isinf_f(float x) { return isinf(x); }
-static inline int isinf_(double x) { return isinf(x); }
+static inline int isinf_f(float x) { return isinf(x) != 0; }   /* glibc: -1 for -inf */
+static inline int isinf_(double x) { return isinf(x) != 0; }
 static inline int isfinite_f(float x) { return isfinite(x); }
 static inline int isfinite_(double x) { return isfinite(x); }
 FLOAT_UNARIES(float, f32, FN_F32, sigmoidf_, softplusf_, roundf_)
