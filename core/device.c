@@ -44,10 +44,17 @@ const char *ltf_device_str(ltf_device_type type, int ordinal, char *buf) {
 /* {==== Modules */
 static const ltf_core_api core_api = { ltf_op_name };
 
+/* RTLD_NODELETE: a module stays mapped once loaded, though each context
+** still counts its handle. The CUDA module's libraries (cuBLAS, NVRTC, the
+** C++ runtime they bring) are not made to be unloaded mid-process: their
+** exit handlers and buffers would outlive them (LeakSanitizer reports the
+** C++ runtime's emergency pool of every unloaded copy). */
+#define MODULE_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+
 static void *open_in(const char *dir, const char *file) {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path) return NULL;
-    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    return dlopen(path, MODULE_FLAGS);
 }
 
 static void *load_module(const char *file) {
@@ -67,7 +74,7 @@ static void *load_module(const char *file) {
             }
         }
     }
-    if (!h) h = dlopen(file, RTLD_NOW | RTLD_LOCAL);  /* the system's library path */
+    if (!h) h = dlopen(file, MODULE_FLAGS);  /* the system's library path */
     return h;
 }
 
@@ -76,7 +83,15 @@ static void find_devices(ltf_ctx *ctx) {
     if (ctx->ndevices >= 0) return;
     ctx->ndevices = 0;
     const char *sim = getenv("LTF_GPU_SIM");
-    void *h = load_module(sim && strcmp(sim, "1") == 0 ? "libltf_gpusim.so" : "libltf_cuda.so");
+    int use_sim = sim && strcmp(sim, "1") == 0;
+    if (!use_sim) {
+        /* no CUDA driver, no GPU: then the CUDA module (and the cuBLAS and
+        ** NVRTC it links, a quarter of a gigabyte mapped) is not loaded */
+        void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!drv) return;
+        dlclose(drv);
+    }
+    void *h = load_module(use_sim ? "libltf_gpusim.so" : "libltf_cuda.so");
     if (!h) return;
     void *sym = dlsym(h, LTF_DEVICE_MODULE_OPEN);
     char err[256] = "";

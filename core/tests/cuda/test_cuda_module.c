@@ -78,7 +78,7 @@ static double both(ltf_ctx *ctx, ltf_op_id op, ltf_tensor **in, int nin, const l
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: test_cuda_module path/to/libltf_cuda.so\n"); return 2; }
-    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);   /* as core/device.c */
     if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }
     ltf_device_module_open_fn open = (ltf_device_module_open_fn)dlsym(h, LTF_DEVICE_MODULE_OPEN);
     CHECK(open != NULL);
