@@ -3,7 +3,8 @@
 **
 ** Modules: a GPU backend is a shared module loaded with dlopen the first
 ** time a context asks about devices: libltf_gpusim.so when the environment
-** has LTF_GPU_SIM=1, else libltf_cuda.so. It is looked for in
+** has LTF_GPU_SIM=1, else the file $LTF_CUDA_MODULE names when set, else
+** libltf_cuda.so. It is looked for in
 ** $LTF_DEVICE_MODULE_DIR, then in the directory of the object holding the
 ** engine (libltf.so, or tf/core.so for Lua) and its parent, then on the
 ** system's library path. No module, or a module that finds no device, is
@@ -42,7 +43,7 @@ const char *ltf_device_str(ltf_device_type type, int ordinal, char *buf) {
 }
 
 /* {==== Modules */
-static const ltf_core_api core_api = { ltf_op_name };
+static const ltf_core_api core_api = { ltf_op_name, ltf_op_get };
 
 static void *open_in(const char *dir, const char *file) {
     char path[4096];
@@ -75,16 +76,21 @@ static void *load_module(const char *file) {
 static void find_devices(ltf_ctx *ctx) {
     if (ctx->ndevices >= 0) return;
     ctx->ndevices = 0;
-    const char *sim = getenv("LTF_GPU_SIM");
-    void *h = load_module(sim && strcmp(sim, "1") == 0 ? "libltf_gpusim.so" : "libltf_cuda.so");
+    const char *sim = getenv("LTF_GPU_SIM"), *cuda = getenv("LTF_CUDA_MODULE");
+    void *h;
+    if (sim && strcmp(sim, "1") == 0) h = load_module("libltf_gpusim.so");
+    else if (cuda && *cuda) h = dlopen(cuda, RTLD_NOW | RTLD_LOCAL);   /* a path to libltf_cuda.so */
+    else h = load_module("libltf_cuda.so");
     if (!h) return;
     void *sym = dlsym(h, LTF_DEVICE_MODULE_OPEN);
     char err[256] = "";
     int n = sym ? ((ltf_device_module_open_fn)sym)(ctx, 0, NULL, err, sizeof err) : 0;
-    if (n <= 0) {
+    uint64_t *stats = n > 0 ? calloc((size_t)LTF_OP_COUNT * LTF_KERNEL_RAN_COUNT, sizeof *stats) : NULL;
+    if (!stats) {   /* no device (or no memory for the counts: no GPU either) */
         dlclose(h);
         return;
     }
+    ctx->kernel_stats = stats;
     ctx->device_module = h;
     ctx->device_open = sym;
     ctx->core_api = &core_api;
@@ -136,6 +142,8 @@ void ltf_device_close_all(ltf_ctx *ctx) {
     if (ctx->device_module) dlclose(ctx->device_module);
     ctx->device_module = NULL;
     ctx->device_open = NULL;
+    free(ctx->kernel_stats);
+    ctx->kernel_stats = NULL;
 }
 /* }==== */
 
@@ -196,6 +204,18 @@ ltf_status ltf_ctx_device_sync(ltf_ctx *ctx, ltf_device_type type, int ordinal) 
         return ltf_fail(ctx, LTF_ERR_INTERNAL, "sync: work queued on %s failed: %s",
                         ltf_device_str(type, ordinal, name), be->error(be->bctx));
     return LTF_OK;
+}
+void ltf_ctx_device_kernel_stats(const ltf_ctx *ctx, int op, uint64_t *out) {
+    for (int k = 0; k < LTF_KERNEL_RAN_COUNT; k++)
+        out[k] = ctx->kernel_stats && op >= 0 && op < LTF_OP_COUNT ? ctx->kernel_stats[op * LTF_KERNEL_RAN_COUNT + k] : 0;
+}
+
+void ltf_ctx_reset_device_kernel_stats(ltf_ctx *ctx) {
+    if (ctx->kernel_stats) memset(ctx->kernel_stats, 0, (size_t)LTF_OP_COUNT * LTF_KERNEL_RAN_COUNT * sizeof *ctx->kernel_stats);
+}
+
+static void count_kernel(ltf_ctx *ctx, ltf_op_id op, int how) {
+    if (ctx->kernel_stats && op >= 0 && op < LTF_OP_COUNT) ctx->kernel_stats[op * LTF_KERNEL_RAN_COUNT + how]++;
 }
 /* }==== */
 
@@ -416,6 +436,9 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     ltf_kernel_fn k = be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
     if (k && !(def->flags & LTF_OP_KERNEL_ALLOCATES)) {
         st = run_kernel(ctx, def, k, tmp, nin, a, types, n, out, type, ordinal);
+        if (st == LTF_OK)
+            count_kernel(ctx, op, be->kernel_kind && be->kernel_kind(be->bctx, op) == LTF_KERNEL_EMULATED
+                                      ? LTF_KERNEL_RAN_EMULATED : LTF_KERNEL_RAN_DEVICE);
         goto done;
     }
     if (var_op) {   /* the variables' bytes are on the device: no host kernel can update them */
@@ -435,6 +458,7 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
         if (!(host[nhost] = to_device(ctx, tmp[nhost], LTF_DEVICE_CPU, 0, def->name))) break;
     st = nhost < nin ? ctx->last_status
                      : run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], host, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+    if (st == LTF_OK) count_kernel(ctx, op, LTF_KERNEL_RAN_HOST);
     release_all(host, nhost);
     if (host != stack_host) free(host);
     for (int i = 0; i < n && st == LTF_OK; i++) {
