@@ -345,6 +345,32 @@ static int host_only(const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in,
     return 0;
 }
 
+static int exclusive(const ltf_tensor *t) {
+    return !t->shared && !t->storage->shared && t->refs == 1 && t->storage->refs == 1;
+}
+
+/* Optimizer steps (ops taking variable handles, placed on the first one's
+** device): every handle's value moved to (type, ordinal) when it is
+** elsewhere (slots live beside their variable, as TensorFlow colocates
+** them) and, for a device kernel ('cow'), made writable in place: a value
+** something else still holds (a read) is copied first, as the CPU kernels
+** do themselves. */
+static ltf_status prepare_variables(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                    ltf_device_type type, int ordinal, int cow) {
+    for (int i = 0; i < nin; i++) {
+        ltf_variable *v = in[i]->dtype == LTF_DTYPE_RESOURCE ? ltf_variable_of(in[i]) : NULL;
+        if (!v || !v->value || !v->value->storage) continue;
+        const ltf_storage *s = v->value->storage;
+        ltf_tensor *n = NULL;
+        if (s->device != type || s->ordinal != ordinal) n = to_device(ctx, v->value, type, ordinal, def->name);
+        else if (cow && type != LTF_DEVICE_CPU && !exclusive(v->value)) n = ltf_tensor_clone(ctx, v->value);
+        else continue;
+        if (!n) return ctx->last_status;
+        ltf_variable_set(v, n);
+    }
+    return LTF_OK;
+}
+
 /* The explicit policy's refusal: inputs on two devices, or all on one that is not the op's. */
 static ltf_status refuse(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, ltf_device_type type,
                          int ordinal) {
@@ -428,12 +454,13 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
         ncopied++;
     }
     if (st != LTF_OK) goto done;
+    const ltf_backend *be = type == LTF_DEVICE_CPU ? NULL : ctx->devices[ordinal];
+    ltf_kernel_fn k = be && be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
+    if (var_op && (st = prepare_variables(ctx, def, tmp, nin, type, ordinal, k != NULL)) != LTF_OK) goto done;
     if (type == LTF_DEVICE_CPU) {
         st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], tmp, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
         goto done;
     }
-    const ltf_backend *be = ctx->devices[ordinal];
-    ltf_kernel_fn k = be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
     if (k && !(def->flags & LTF_OP_KERNEL_ALLOCATES)) {
         st = run_kernel(ctx, def, k, tmp, nin, a, types, n, out, type, ordinal);
         if (st == LTF_OK)

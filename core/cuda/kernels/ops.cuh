@@ -25,12 +25,14 @@
 #include <string.h>
 extern "C" {
 #include "../../op.h"
+#include "../../variable.h"
 }
 #include "elementwise.cuh"
 #include "reduce.cuh"
 #include "nn.cuh"
 #include "movement.cuh"
 #include "matmul.cuh"
+#include "optim.cuh"
 
 namespace ltf_cu {
 
@@ -637,6 +639,99 @@ LTF_CU_KERNEL(k_gather) {
 }
 /* }==== */
 
+/* {==== Optimizer updates: the engine has made every value writable in
+** place on this device (copy-on-write, slots moved beside their variable)
+** before it calls the kernel (core/device.c) */
+inline ltf_variable *variable_of(const ltf_tensor *h) {
+    if (!h || h->dtype != LTF_DTYPE_RESOURCE || !h->storage || h->numel != 1) return NULL;
+    return *(ltf_variable **)LTF_DATA(h);
+}
+
+/* cpu/'s "(2, 3)" */
+inline const char *shape_str(const ltf_tensor *t, char *buf, size_t size) {
+    size_t n = (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < t->rank && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (n < size) snprintf(buf + n, size - n, "%s)", t->rank == 1 ? "," : "");
+    return buf;
+}
+
+inline bool same_dims(const ltf_tensor *a, const ltf_tensor *b) {
+    if (a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+/* handles (variable + slots) of an update: ltf_optim_nhandles */
+inline int optim_nhandles(int code, const ltf_attrs *a) {
+    switch (code) {
+    case OPT_SGD: return 1;
+    case OPT_MOMENTUM: return 2;
+    case OPT_ADAM: return a && a->i[0] ? 4 : 3;
+    case OPT_RMSPROP: return 2 + (a && a->i[0] ? 1 : 0) + (a && a->i[1] ? 1 : 0);
+    default: return 2;
+    }
+}
+
+template <class E, class T> ltf_status optim_run(E &e, const ltf_op_def *def, ltf_tensor *const *in, int nh,
+                                                const ltf_attrs *a) {
+    OptimP<T> p;
+    p.x = ptr<T>(variable_of(in[0])->value);
+    for (int k = 0; k < 3; k++) p.s[k] = k + 1 < nh ? ptr<T>(variable_of(in[k + 1])->value) : (T *)0;
+    p.g = ptr<T>(in[nh]);
+    p.lr = LTF_DATA(in[nh + 1]);
+    p.lr_dt = in[nh + 1]->dtype;
+    p.step = def->code == OPT_ADAM ? LTF_DATA(in[nh + 2]) : p.lr;
+    p.step_dt = def->code == OPT_ADAM ? in[nh + 2]->dtype : p.lr_dt;
+    p.code = def->code;
+    p.nesterov = p.amsgrad = p.has_mom = a ? (int)a->i[0] : 0;
+    p.centered = a ? (int)a->i[1] : 0;
+    for (int k = 0; k < 4; k++) p.f[k] = a ? a->f[k] : 0;
+    return e.template run<OptimF<T> >(p.x ? variable_of(in[0])->value->numel : 0, p);
+}
+
+LTF_CU_KERNEL(k_optim) {
+    LTF_CU_UNUSED;
+    (void)out;
+    int nh = optim_nhandles(def->code, a), want = nh + (def->code == OPT_ADAM ? 3 : 2);
+    if (nin != want)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: expected %d inputs, got %d", def->name, want, nin);
+    ltf_variable *var = variable_of(in[0]);
+    if (!var || !var->value)
+        return fail(ctx, LTF_ERR_FAILED_PRECONDITION, "%s: the handle of input 1 is not bound to a variable", def->name);
+    const ltf_tensor *x = var->value, *g = in[nh];
+    int dt = x->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    char sa[128], sb[128];
+    if (!same_dims(x, g) || (int)g->dtype != dt)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: variable '%s' has shape %s, the gradient has shape %s",
+                    def->name, var->name, shape_str(x, sa, sizeof sa), shape_str(g, sb, sizeof sb));
+    for (int i = 1; i < nh; i++) {
+        ltf_variable *sv = variable_of(in[i]);
+        if (!sv || !sv->value)
+            return fail(ctx, LTF_ERR_FAILED_PRECONDITION, "%s: the handle of input %d is not bound to a variable",
+                        def->name, i + 1);
+        if (!same_dims(x, sv->value) || (int)sv->value->dtype != dt)
+            return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: slot '%s' has shape %s, variable '%s' has shape %s",
+                        def->name, sv->name, shape_str(sv->value, sa, sizeof sa), var->name,
+                        shape_str(x, sb, sizeof sb));
+        for (int j = 0; j < i; j++)
+            if (variable_of(in[j]) == sv)
+                return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: inputs %d and %d are the same variable '%s'",
+                            def->name, j + 1, i + 1, sv->name);
+    }
+    for (int i = nh + 1; i < nin; i++) {
+        int sd = in[i]->dtype;
+        if (sd != DT_F32 && sd != DT_F64 && sd != DT_I32 && sd != DT_I64) return bad_dtype(ctx, def, sd);
+    }
+    if (x->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return dt == DT_F32 ? optim_run<E, float>(e, def, in, nh, a) : optim_run<E, double>(e, def, in, nh, a);
+}
+/* }==== */
+
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
@@ -670,6 +765,9 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_SLICE: return (const void *)&k_slice<E>;
     case LTF_OP_CONCAT: case LTF_OP_STACK: return (const void *)&k_concat<E>;
     case LTF_OP_GATHER: return (const void *)&k_gather<E>;
+    case LTF_OP_APPLY_SGD: case LTF_OP_APPLY_MOMENTUM: case LTF_OP_APPLY_ADAM: case LTF_OP_APPLY_RMSPROP:
+    case LTF_OP_APPLY_ADAGRAD:
+        return (const void *)&k_optim<E>;
     default: return NULL;
     }
 }
