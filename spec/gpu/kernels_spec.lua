@@ -212,6 +212,35 @@ local cases = {
     return function(x, i) return tf.gather(x, i), tf.gather(x, i, {axis = -1}) end,
            {values({3, 3}, dt), tf.constant({3, 1, 2, 1}, tf.int64)}
   end},
+  {op = "reverse", dtypes = ALL, make = function(dt)
+    return function(x) return tf.reverse(x, -1), tf.reverse(x, {1, 2}) end, {values({3, 4}, dt)}
+  end},
+  {op = "broadcast_to", dtypes = ALL, make = function(dt)
+    return function(x) return tf.broadcast_to(x, {2, 3, 4}) end, {values({3, 1}, dt)}
+  end},
+  {op = "tile", dtypes = ALL, make = function(dt)
+    return function(x) return tf.tile(x, {2, 3}), tf.tile(x, {0, 1}) end, {values({2, 3}, dt)}
+  end},
+  {op = "pad", dtypes = ALL, make = function(dt)
+    return function(x)
+      return tf.pad(x, {{1, 2}, {0, 3}}), tf.pad(x, {{2, 1}, {1, 1}}, "REFLECT"),
+             tf.pad(x, {{2, 1}, {3, 0}}, "SYMMETRIC")
+    end, {values({3, 4}, dt)}
+  end},
+  {op = "split", dtypes = ALL, make = function(dt)
+    return function(x)
+      local a, b = table.unpack(tf.split(x, 2, {axis = -1}))
+      local c, d, e = table.unpack(tf.split(x, {1, 0, -1}))
+      return a, b, c, d, e
+    end, {values({3, 4}, dt)}
+  end},
+  {op = "unstack", dtypes = ALL, make = function(dt)
+    return function(x) return table.unpack(tf.unstack(x, nil, -1)) end, {values({3, 4}, dt)}
+  end},
+  {op = "one_hot", dtypes = {F32, F64, I32, I64}, make = function(dt)
+    return function(i) return tf.one_hot(i, 4, {dtype = dt}), tf.one_hot(i, 3, {axis = 1, dtype = dt}) end,
+           {tf.constant({{1, 4}, {0, 2}, {3, 5}}, tf.int32)}
+  end},
 }
 
 describe("device kernels against the CPU", function()

@@ -639,6 +639,153 @@ LTF_CU_KERNEL(k_gather) {
 }
 /* }==== */
 
+/* reverse: negative strides from the far end */
+LTF_CU_KERNEL(k_reverse) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    Strided map;
+    map.base = 0;
+    map.rank = x->rank > 0 ? x->rank : 1;
+    map.dims[0] = 1;
+    map.st[0] = 0;
+    contiguous(x->rank, x->dims, map.st);
+    for (int k = 0; k < x->rank; k++) map.dims[k] = x->dims[k];
+    for (int k = 0; k < a->nints; k++) {
+        int d = norm_axis(a->ints[k], x->rank);
+        if (d < 0 || d >= x->rank)
+            return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld is out of range for rank %d", def->name,
+                        axis_user(a->ints[k]), x->rank);
+        if (map.st[d] > 0) {   /* an axis named twice reverses once, as the CPU's */
+            map.base += (x->dims[d] - 1) * map.st[d];
+            map.st[d] = -map.st[d];
+        }
+    }
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return strided_read(e, x, o, map);
+}
+
+/* broadcast_to (and broadcast_like): stride 0 along broadcast dims */
+LTF_CU_KERNEL(k_broadcast_to) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int64_t xs[LTF_MAX_RANK];
+    contiguous(x->rank, x->dims, xs);
+    Strided map;
+    map.base = 0;
+    map.rank = o->rank > 0 ? o->rank : 1;
+    map.dims[0] = 1;
+    map.st[0] = 0;
+    for (int d = 0; d < o->rank; d++) {
+        int xd = d - (o->rank - x->rank);
+        map.dims[d] = o->dims[d];
+        map.st[d] = xd < 0 || x->dims[xd] == 1 ? 0 : xs[xd];
+    }
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return strided_read(e, x, o, map);
+}
+
+/* split and unstack: each output a slab of x along the axis */
+LTF_CU_KERNEL(k_split) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    int axis = norm_axis(a->i[0], x->rank);
+    int unstack = def->code == LTF_OP_UNSTACK;
+    int64_t xs[LTF_MAX_RANK];
+    contiguous(x->rank, x->dims, xs);
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    int64_t at = 0;
+    for (int k = 0; k < nout; k++) {
+        int64_t len = unstack ? 1 : out[k]->dims[axis];
+        if (out[k]->numel > 0) {
+            Strided map;
+            map.rank = x->rank;
+            map.base = at * xs[axis];
+            for (int d = 0; d < x->rank; d++) { map.dims[d] = x->dims[d]; map.st[d] = xs[d]; }
+            map.dims[axis] = len;
+            ltf_status st = strided_read(e, x, out[k], map);
+            if (st != LTF_OK) return st;
+        }
+        at += len;
+    }
+    return LTF_OK;
+}
+
+template <class E, class T>
+ltf_status pad_tile_run(E &e, const ltf_tensor *x, ltf_tensor *o, const void *cval, int mode, const int64_t *before) {
+    PadTileP<T> p;
+    p.x = ptr<T>(x);
+    p.o = ptr<T>(o);
+    p.cval = (const T *)cval;
+    p.mode = mode;
+    p.rank = o->rank;
+    contiguous(x->rank, x->dims, p.st);
+    for (int d = 0; d < o->rank; d++) {
+        p.odims[d] = o->dims[d];
+        p.before[d] = before ? before[d] : 0;
+        p.n[d] = x->dims[d];
+    }
+    return e.template run<PadTileF<T> >(o->numel, p);
+}
+
+/* pad (constant, reflect, symmetric) and tile */
+LTF_CU_KERNEL(k_pad_tile) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    size_t es = dsize(x->dtype);
+    if (es == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int tile = def->code == LTF_OP_TILE;
+    int64_t before[LTF_MAX_RANK];
+    int mode = PT_TILE;
+    if (!tile) {
+        for (int d = 0; d < x->rank; d++) before[d] = a->ints[2 * d];
+        mode = a->i[0] == LTF_PAD_REFLECT ? PT_REFLECT : a->i[0] == LTF_PAD_SYMMETRIC ? PT_SYMMETRIC : PT_CONST;
+        if (mode == PT_CONST && x->numel == 0) mode = PT_CONST;
+    }
+    const void *cval = !tile && nin > 1 ? LTF_DATA(in[1]) : NULL;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (x->numel == 0 && mode != PT_CONST) return LTF_OK;
+#define M(T) return pad_tile_run<E, T>(e, x, o, cval, mode, tile ? NULL : before);
+    LTF_CU_BY_SIZE(es, M)
+#undef M
+    return LTF_OK;
+}
+
+LTF_CU_KERNEL(k_one_hot) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *idx = in[0];
+    ltf_tensor *o = out[0];
+    size_t es = dsize(o->dtype);
+    if (es == 0) return bad_dtype(ctx, def, o->dtype);
+    int it = idx->dtype;
+    if (it != DT_I32 && it != DT_I64 && it != DT_U8) return bad_dtype(ctx, def, it);
+    if (o->numel == 0) return LTF_OK;
+    int axis = norm_axis(a->i[1], idx->rank + 1);
+    int64_t inner = 1;
+    for (int d = axis; d < idx->rank; d++) inner *= idx->dims[d];
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+#define G(T, I) { OneHotP<T, I> p = { ptr<I>(idx), ptr<T>(in[1]), ptr<T>(in[2]), ptr<T>(o), a->i[0], inner }; \
+                  return e.template run<OneHotF<T, I> >(o->numel, p); }
+#define M(T) if (it == DT_I32) G(T, int32_t) else if (it == DT_I64) G(T, int64_t) else G(T, uint8_t)
+    LTF_CU_BY_SIZE(es, M)
+#undef M
+#undef G
+    return LTF_OK;
+}
+
 /* {==== Optimizer updates: the engine has made every value writable in
 ** place on this device (copy-on-write, slots moved beside their variable)
 ** before it calls the kernel (core/device.c) */
@@ -765,6 +912,11 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_SLICE: return (const void *)&k_slice<E>;
     case LTF_OP_CONCAT: case LTF_OP_STACK: return (const void *)&k_concat<E>;
     case LTF_OP_GATHER: return (const void *)&k_gather<E>;
+    case LTF_OP_REVERSE: return (const void *)&k_reverse<E>;
+    case LTF_OP_BROADCAST_TO: case LTF_OP_BROADCAST_LIKE: return (const void *)&k_broadcast_to<E>;
+    case LTF_OP_SPLIT: case LTF_OP_UNSTACK: return (const void *)&k_split<E>;
+    case LTF_OP_PAD: case LTF_OP_TILE: return (const void *)&k_pad_tile<E>;
+    case LTF_OP_ONE_HOT: return (const void *)&k_one_hot<E>;
     case LTF_OP_APPLY_SGD: case LTF_OP_APPLY_MOMENTUM: case LTF_OP_APPLY_ADAM: case LTF_OP_APPLY_RMSPROP:
     case LTF_OP_APPLY_ADAGRAD:
         return (const void *)&k_optim<E>;

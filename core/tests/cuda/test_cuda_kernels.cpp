@@ -424,6 +424,99 @@ static void test_movement() {
     }
 }
 
+/* Ops with several outputs (split, unstack): outputs allocated from inference. */
+static void run_multi(const char *what, ltf_op_id op, ltf_tensor *x, const ltf_attrs *a) {
+    ltf_tensor *want[8] = { 0 }, *got[8] = { 0 };
+    ltf_type ty[8];
+    int nw = 0, nt = 0;
+    check_count++;
+    if (ltf_op_run(ctx, op, &x, 1, a, want, 8, &nw) != LTF_OK ||
+        ltf_op_infer(ctx, ltf_op_get(op), &x, 1, a, ty, 8, &nt) != LTF_OK || nt != nw) {
+        check_failures++;
+        fprintf(stderr, "%s: CPU failed: %s\n", what, ltf_ctx_error(ctx));
+    } else {
+        for (int k = 0; k < nt; k++) got[k] = ltf_tensor_new(ctx, ty[k].dtype, ty[k].rank, ty[k].dims);
+        ltf_kernel_fn fn = (ltf_kernel_fn)ltf_gpu_host_kernel(op);
+        if (!fn || fn(ctx, ltf_op_get(op), &x, 1, a, got, nt) != LTF_OK) {
+            check_failures++;
+            fprintf(stderr, "%s: device kernel failed\n", what);
+        } else {
+            for (int k = 0; k < nt; k++)
+                if (!compare(what, want[k], got[k], 0, 0)) check_failures++;
+        }
+    }
+    for (int k = 0; k < 8; k++) {
+        ltf_tensor_release(want[k]);
+        ltf_tensor_release(got[k]);
+    }
+    ltf_tensor_release(x);
+}
+
+static ltf_tensor *scalar_of(ltf_dtype dt, double v) {
+    ltf_tensor *t = ltf_tensor_new(ctx, dt, 0, NULL);
+    void *p = ltf_tensor_data(t);
+    switch (dt) {
+    case LTF_DTYPE_FLOAT32: *(float *)p = (float)v; break;
+    case LTF_DTYPE_FLOAT64: *(double *)p = v; break;
+    case LTF_DTYPE_INT32: *(int32_t *)p = (int32_t)v; break;
+    case LTF_DTYPE_INT64: *(int64_t *)p = (int64_t)v; break;
+    default: *(uint8_t *)p = (uint8_t)v; break;
+    }
+    return t;
+}
+
+/* reverse, broadcast_to, tile, pad (three modes), split, unstack, one_hot */
+static void test_movement2() {
+    for (ltf_dtype dt : ALL) {
+        char what[64];
+        snprintf(what, sizeof what, "movement2 %s", ltf_dtype_name(dt));
+        ltf_attrs a = attrs();
+        a.nints = 2; a.ints[0] = 0; a.ints[1] = -1;
+        run_both(what, LTF_OP_REVERSE, { rand_tensor(dt, { 3, 4, 5 }) }, &a);
+        a = attrs();
+        a.nints = 3; a.ints[0] = 2; a.ints[1] = 3; a.ints[2] = 4;
+        run_both(what, LTF_OP_BROADCAST_TO, { rand_tensor(dt, { 3, 1 }) }, &a);
+        a = attrs();
+        a.nints = 3; a.ints[0] = 2; a.ints[1] = 1; a.ints[2] = 3;
+        run_both(what, LTF_OP_TILE, { rand_tensor(dt, { 2, 3, 2 }) }, &a);
+        a.ints[1] = 0;
+        run_both(what, LTF_OP_TILE, { rand_tensor(dt, { 2, 3, 2 }) }, &a);
+        for (int mode : { LTF_PAD_CONSTANT, LTF_PAD_REFLECT, LTF_PAD_SYMMETRIC }) {
+            a = attrs();
+            a.nints = 4; a.ints[0] = 1; a.ints[1] = 2; a.ints[2] = 3; a.ints[3] = 0;
+            a.i[0] = mode;
+            run_both(what, LTF_OP_PAD, { rand_tensor(dt, { 3, 4 }) }, &a);
+            if (mode == LTF_PAD_CONSTANT)
+                run_both(what, LTF_OP_PAD, { rand_tensor(dt, { 3, 4 }), scalar_of(dt, 1) }, &a);
+        }
+        for (int axis : { 0, 1, -1 }) {
+            a = attrs();
+            a.i[0] = axis;
+            a.i[1] = 2;
+            run_multi(what, LTF_OP_SPLIT, rand_tensor(dt, { 4, 2, 6 }), &a);
+            a.nints = 3; a.ints[0] = 1; a.ints[1] = 0; a.ints[2] = -1;
+            run_multi(what, LTF_OP_SPLIT, rand_tensor(dt, { 4, 2, 6 }), &a);
+            a = attrs();
+            a.i[0] = axis;
+            run_multi(what, LTF_OP_UNSTACK, rand_tensor(dt, { 3, 2, 4 }), &a);
+        }
+        for (ltf_dtype it : { LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_UINT8 })
+            for (int axis : { 0, -1, 1 }) {
+                a = attrs();
+                a.i[0] = 4;
+                a.i[1] = axis;
+                ltf_tensor *idx = zeros(it, { 3, 2 });
+                for (int i = 0; i < 6; i++) {
+                    int64_t v = (int64_t)(rnd() % 6);   /* 0 and 5: all off */
+                    if (it == LTF_DTYPE_INT32) ((int32_t *)ltf_tensor_data(idx))[i] = (int32_t)v;
+                    else if (it == LTF_DTYPE_INT64) ((int64_t *)ltf_tensor_data(idx))[i] = v;
+                    else ((uint8_t *)ltf_tensor_data(idx))[i] = (uint8_t)v;
+                }
+                run_both(what, LTF_OP_ONE_HOT, { idx, scalar_of(dt, 1), scalar_of(dt, 0) }, &a);
+            }
+    }
+}
+
 /* {==== Optimizer updates: the same variables and slots updated by the CPU
 ** kernel (through ltf_op_run) and by the device kernel; values compared
 ** after each of three steps */
@@ -525,6 +618,7 @@ int main(void) {
     test_nn();
     test_matmul();
     test_movement();
+    test_movement2();
     test_optim();
     /* coverage: ops without a device kernel answer NULL */
     CHECK(ltf_gpu_host_kernel(LTF_OP_CONV2D) == NULL);
