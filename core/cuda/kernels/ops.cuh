@@ -786,6 +786,55 @@ LTF_CU_KERNEL(k_one_hot) {
     return LTF_OK;
 }
 
+/* fill: the value from the attributes, cast as the CPU's (bool: != 0) */
+LTF_CU_KERNEL(k_fill) {
+    LTF_CU_UNUSED;
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    if (o->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+#define F(T, V) { FillP<T> p = { ptr<T>(o), (T)(V) }; return e.template run<FillF<T> >(o->numel, p); }
+    switch (dt) {
+    case DT_F32: F(float, a->f[0])
+    case DT_F64: F(double, a->f[0])
+    case DT_I32: F(int32_t, a->i[1])
+    case DT_I64: F(int64_t, a->i[1])
+    case DT_U8: F(uint8_t, (uint8_t)a->i[1])
+    default: F(uint8_t, a->i[1] != 0)
+    }
+#undef F
+}
+
+LTF_CU_KERNEL(k_scan) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    int dt = x->dtype;
+    if (dt == DT_BOOL || dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    int ax = norm_axis(a->i[1], x->rank);
+    if (ax < 0 || ax >= (x->rank > 0 ? x->rank : 1))
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld is out of range for rank %d", def->name,
+                    axis_user(a->i[1]), x->rank);
+    if (x->numel == 0) return LTF_OK;
+    int64_t outer = 1, inner = 1, n = x->rank > 0 ? x->dims[ax] : 1;
+    for (int d = 0; d < ax; d++) outer *= x->dims[d];
+    for (int d = ax + 1; d < x->rank; d++) inner *= x->dims[d];
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    int prod = def->code == LTF_OP_CUMPROD;
+#define S(T, U) { ScanP<T> p = { ptr<T>(x), ptr<T>(out[0]), n, inner, a->i[2] != 0, a->i[3] != 0, prod }; \
+                  return e.template run<ScanF<T, U> >(outer * inner, p); }
+    switch (dt) {
+    case DT_F32: S(float, float)
+    case DT_F64: S(double, double)
+    case DT_I32: S(int32_t, uint32_t)
+    case DT_I64: S(int64_t, uint64_t)
+    default: S(uint8_t, uint32_t)
+    }
+#undef S
+}
+
 /* {==== Optimizer updates: the engine has made every value writable in
 ** place on this device (copy-on-write, slots moved beside their variable)
 ** before it calls the kernel (core/device.c) */
@@ -913,6 +962,8 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_CONCAT: case LTF_OP_STACK: return (const void *)&k_concat<E>;
     case LTF_OP_GATHER: return (const void *)&k_gather<E>;
     case LTF_OP_REVERSE: return (const void *)&k_reverse<E>;
+    case LTF_OP_FILL: return (const void *)&k_fill<E>;
+    case LTF_OP_CUMSUM: case LTF_OP_CUMPROD: return (const void *)&k_scan<E>;
     case LTF_OP_BROADCAST_TO: case LTF_OP_BROADCAST_LIKE: return (const void *)&k_broadcast_to<E>;
     case LTF_OP_SPLIT: case LTF_OP_UNSTACK: return (const void *)&k_split<E>;
     case LTF_OP_PAD: case LTF_OP_TILE: return (const void *)&k_pad_tile<E>;

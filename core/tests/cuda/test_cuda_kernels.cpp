@@ -500,6 +500,20 @@ static void test_movement2() {
             a.i[0] = axis;
             run_multi(what, LTF_OP_UNSTACK, rand_tensor(dt, { 3, 2, 4 }), &a);
         }
+        a = attrs();   /* fill */
+        a.nints = 2; a.ints[0] = 3; a.ints[1] = 5;
+        a.i[0] = dt; a.i[1] = 300; a.f[0] = -2.5;
+        run_both(what, LTF_OP_FILL, {}, &a);
+        if (dt != LTF_DTYPE_BOOL)   /* cumsum, cumprod: every axis, exclusive, reverse */
+            for (ltf_op_id op : { LTF_OP_CUMSUM, LTF_OP_CUMPROD })
+                for (int axis : { 0, 1, -1 })
+                    for (int ex = 0; ex < 2; ex++)
+                        for (int rev = 0; rev < 2; rev++) {
+                            a = attrs();
+                            a.i[1] = axis; a.i[2] = ex; a.i[3] = rev;
+                            run_both(what, op, { rand_tensor(dt, { 3, 4, 5 }, op == LTF_OP_CUMPROD ? GEN_UNIT : GEN_PLAIN) },
+                                     &a, -1, dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12);
+                        }
         for (ltf_dtype it : { LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_UINT8 })
             for (int axis : { 0, -1, 1 }) {
                 a = attrs();
