@@ -27,7 +27,6 @@ end
 
 local F32, F64, I32, I64, U8, B = tf.float32, tf.float64, tf.int32, tf.int64, tf.uint8, tf.bool
 local FLOATS = {F32, F64}
-local INTS = {I32, I64}
 local NUMERIC = {F32, F64, I32, I64}
 local ALL = {F32, F64, I32, I64, U8, B}
 
