@@ -119,7 +119,34 @@ static int device_device_policy(lua_State *L) {
     return 1;
 }
 
+/* core.device_kernel_stats() -> {op = {device=, emulated=, host=}} for the
+** ops that ran on a GPU since the last reset. */
+static int device_kernel_stats(lua_State *L) {
+    ltf_ctx *ctx = ltfL_ctx(L);
+    static const char *const names[LTF_KERNEL_RAN_COUNT] = { "device", "emulated", "host" };
+    lua_newtable(L);
+    for (int op = 0; op < LTF_OP_COUNT; op++) {
+        uint64_t c[LTF_KERNEL_RAN_COUNT];
+        ltf_ctx_device_kernel_stats(ctx, op, c);
+        if (c[0] == 0 && c[1] == 0 && c[2] == 0) continue;
+        lua_createtable(L, 0, LTF_KERNEL_RAN_COUNT);
+        for (int k = 0; k < LTF_KERNEL_RAN_COUNT; k++) {
+            lua_pushinteger(L, (lua_Integer)c[k]);
+            lua_setfield(L, -2, names[k]);
+        }
+        lua_setfield(L, -2, ltf_op_name(op));
+    }
+    return 1;
+}
+
+static int device_reset_kernel_stats(lua_State *L) {
+    ltf_ctx_reset_device_kernel_stats(ltfL_ctx(L));
+    return 0;
+}
+
 static const luaL_Reg device_fns[] = {
+    {"device_kernel_stats", device_kernel_stats},
+    {"reset_device_kernel_stats", device_reset_kernel_stats},
     {"num_gpus", device_num_gpus},
     {"built_with_cuda", device_built_with_cuda},
     {"set_device", device_set_device},

@@ -58,6 +58,9 @@ struct ltf_ctx {
     ltf_backend *devices[LTF_MAX_DEVICES];
     size_t device_peak[LTF_MAX_DEVICES];
     const struct ltf_core_api *core_api;
+    /* how GPU ops ran: LTF_OP_COUNT x LTF_KERNEL_RAN_COUNT counts, allocated
+    ** when a device is found (ltf_ctx_device_kernel_stats) */
+    uint64_t *kernel_stats;
     int scope_type, scope_ordinal;
     int device_policy_explicit;
     /* memory accounting */

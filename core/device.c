@@ -3,7 +3,8 @@
 **
 ** Modules: a GPU backend is a shared module loaded with dlopen the first
 ** time a context asks about devices: libltf_gpusim.so when the environment
-** has LTF_GPU_SIM=1, else libltf_cuda.so. It is looked for in
+** has LTF_GPU_SIM=1, else the file $LTF_CUDA_MODULE names when set, else
+** libltf_cuda.so. It is looked for in
 ** $LTF_DEVICE_MODULE_DIR, then in the directory of the object holding the
 ** engine (libltf.so, or tf/core.so for Lua) and its parent, then on the
 ** system's library path. No module, or a module that finds no device, is
@@ -42,7 +43,7 @@ const char *ltf_device_str(ltf_device_type type, int ordinal, char *buf) {
 }
 
 /* {==== Modules */
-static const ltf_core_api core_api = { ltf_op_name };
+static const ltf_core_api core_api = { ltf_op_name, ltf_op_get };
 
 /* RTLD_NODELETE: a module stays mapped once loaded, though each context
 ** still counts its handle. The CUDA module's libraries (cuBLAS, NVRTC, the
@@ -82,7 +83,7 @@ static void *load_module(const char *file) {
 static void find_devices(ltf_ctx *ctx) {
     if (ctx->ndevices >= 0) return;
     ctx->ndevices = 0;
-    const char *sim = getenv("LTF_GPU_SIM");
+    const char *sim = getenv("LTF_GPU_SIM"), *cuda = getenv("LTF_CUDA_MODULE");
     int use_sim = sim && strcmp(sim, "1") == 0;
     if (!use_sim) {
         /* no CUDA driver, no GPU: then the CUDA module (and the cuBLAS and
@@ -91,15 +92,20 @@ static void find_devices(ltf_ctx *ctx) {
         if (!drv) return;
         dlclose(drv);
     }
-    void *h = load_module(use_sim ? "libltf_gpusim.so" : "libltf_cuda.so");
+    void *h;
+    if (use_sim) h = load_module("libltf_gpusim.so");
+    else if (cuda && *cuda) h = dlopen(cuda, MODULE_FLAGS);   /* a path to libltf_cuda.so */
+    else h = load_module("libltf_cuda.so");
     if (!h) return;
     void *sym = dlsym(h, LTF_DEVICE_MODULE_OPEN);
     char err[256] = "";
     int n = sym ? ((ltf_device_module_open_fn)sym)(ctx, 0, NULL, err, sizeof err) : 0;
-    if (n <= 0) {
+    uint64_t *stats = n > 0 ? calloc((size_t)LTF_OP_COUNT * LTF_KERNEL_RAN_COUNT, sizeof *stats) : NULL;
+    if (!stats) {   /* no device (or no memory for the counts: no GPU either) */
         dlclose(h);
         return;
     }
+    ctx->kernel_stats = stats;
     ctx->device_module = h;
     ctx->device_open = sym;
     ctx->core_api = &core_api;
@@ -151,6 +157,8 @@ void ltf_device_close_all(ltf_ctx *ctx) {
     if (ctx->device_module) dlclose(ctx->device_module);
     ctx->device_module = NULL;
     ctx->device_open = NULL;
+    free(ctx->kernel_stats);
+    ctx->kernel_stats = NULL;
 }
 /* }==== */
 
@@ -211,6 +219,18 @@ ltf_status ltf_ctx_device_sync(ltf_ctx *ctx, ltf_device_type type, int ordinal) 
         return ltf_fail(ctx, LTF_ERR_INTERNAL, "sync: work queued on %s failed: %s",
                         ltf_device_str(type, ordinal, name), be->error(be->bctx));
     return LTF_OK;
+}
+void ltf_ctx_device_kernel_stats(const ltf_ctx *ctx, int op, uint64_t *out) {
+    for (int k = 0; k < LTF_KERNEL_RAN_COUNT; k++)
+        out[k] = ctx->kernel_stats && op >= 0 && op < LTF_OP_COUNT ? ctx->kernel_stats[op * LTF_KERNEL_RAN_COUNT + k] : 0;
+}
+
+void ltf_ctx_reset_device_kernel_stats(ltf_ctx *ctx) {
+    if (ctx->kernel_stats) memset(ctx->kernel_stats, 0, (size_t)LTF_OP_COUNT * LTF_KERNEL_RAN_COUNT * sizeof *ctx->kernel_stats);
+}
+
+static void count_kernel(ltf_ctx *ctx, ltf_op_id op, int how) {
+    if (ctx->kernel_stats && op >= 0 && op < LTF_OP_COUNT) ctx->kernel_stats[op * LTF_KERNEL_RAN_COUNT + how]++;
 }
 /* }==== */
 
@@ -340,6 +360,32 @@ static int host_only(const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in,
     return 0;
 }
 
+static int exclusive(const ltf_tensor *t) {
+    return !t->shared && !t->storage->shared && t->refs == 1 && t->storage->refs == 1;
+}
+
+/* Optimizer steps (ops taking variable handles, placed on the first one's
+** device): every handle's value moved to (type, ordinal) when it is
+** elsewhere (slots live beside their variable, as TensorFlow colocates
+** them) and, for a device kernel ('cow'), made writable in place: a value
+** something else still holds (a read) is copied first, as the CPU kernels
+** do themselves. */
+static ltf_status prepare_variables(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                    ltf_device_type type, int ordinal, int cow) {
+    for (int i = 0; i < nin; i++) {
+        ltf_variable *v = in[i]->dtype == LTF_DTYPE_RESOURCE ? ltf_variable_of(in[i]) : NULL;
+        if (!v || !v->value || !v->value->storage) continue;
+        const ltf_storage *s = v->value->storage;
+        ltf_tensor *n = NULL;
+        if (s->device != type || s->ordinal != ordinal) n = to_device(ctx, v->value, type, ordinal, def->name);
+        else if (cow && type != LTF_DEVICE_CPU && !exclusive(v->value)) n = ltf_tensor_clone(ctx, v->value);
+        else continue;
+        if (!n) return ctx->last_status;
+        ltf_variable_set(v, n);
+    }
+    return LTF_OK;
+}
+
 /* The explicit policy's refusal: inputs on two devices, or all on one that is not the op's. */
 static ltf_status refuse(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, ltf_device_type type,
                          int ordinal) {
@@ -423,14 +469,18 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
         ncopied++;
     }
     if (st != LTF_OK) goto done;
+    const ltf_backend *be = type == LTF_DEVICE_CPU ? NULL : ctx->devices[ordinal];
+    ltf_kernel_fn k = be && be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
+    if (var_op && (st = prepare_variables(ctx, def, tmp, nin, type, ordinal, k != NULL)) != LTF_OK) goto done;
     if (type == LTF_DEVICE_CPU) {
         st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], tmp, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
         goto done;
     }
-    const ltf_backend *be = ctx->devices[ordinal];
-    ltf_kernel_fn k = be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
     if (k && !(def->flags & LTF_OP_KERNEL_ALLOCATES)) {
         st = run_kernel(ctx, def, k, tmp, nin, a, types, n, out, type, ordinal);
+        if (st == LTF_OK)
+            count_kernel(ctx, op, be->kernel_kind && be->kernel_kind(be->bctx, op) == LTF_KERNEL_EMULATED
+                                      ? LTF_KERNEL_RAN_EMULATED : LTF_KERNEL_RAN_DEVICE);
         goto done;
     }
     if (var_op) {   /* the variables' bytes are on the device: no host kernel can update them */
@@ -450,6 +500,7 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
         if (!(host[nhost] = to_device(ctx, tmp[nhost], LTF_DEVICE_CPU, 0, def->name))) break;
     st = nhost < nin ? ctx->last_status
                      : run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], host, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+    if (st == LTF_OK) count_kernel(ctx, op, LTF_KERNEL_RAN_HOST);
     release_all(host, nhost);
     if (host != stack_host) free(host);
     for (int i = 0; i < n && st == LTF_OK; i++) {

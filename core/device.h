@@ -13,6 +13,7 @@
 ** RTLD_LOCAL (tf/core.so), so it cannot link to the engine's symbols. */
 typedef struct ltf_core_api {
     const char *(*op_name)(ltf_op_id op);
+    const ltf_op_def *(*op_def)(ltf_op_id op);   /* NULL out of range */
 } ltf_core_api;
 
 /* "/gpu:0" style name of a device into 'buf' (returned). */

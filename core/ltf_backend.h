@@ -61,8 +61,15 @@ typedef struct ltf_backend {
     void  (*trim)(void *bctx);
     /* Release everything; the backend is not used afterwards. */
     void  (*close)(void *bctx);
+    /* What 'kernel' returns for 'op': LTF_KERNEL_DEVICE (a device kernel) or
+    ** LTF_KERNEL_EMULATED (the simulated GPU running the op's CPU kernel on
+    ** its stream, for ops without a device body); NULL: every kernel is a
+    ** device kernel. Only for the counts of ltf_ctx_device_kernel_stats. */
+    int   (*kernel_kind)(void *bctx, int op);
     /* }==== */
 } ltf_backend;
+
+enum { LTF_KERNEL_DEVICE = 0, LTF_KERNEL_EMULATED = 1 };
 
 /* The CPU backend (cpu/backend.c); contexts start with it. */
 extern const ltf_backend ltf_cpu_backend;

@@ -3,8 +3,8 @@
 ** (libltf_gpu_host.a): the same ops.cuh drivers as kernels.cu, with an
 ** executor that runs each body over every index in a plain loop on host
 ** memory. Used by core/tests/test_cuda_kernels (every body checked against
-** the CPU backend without a GPU) and offered to the simulated GPU module:
-** its backend's 'kernel' may return ltf_gpu_host_kernel(op) (docs/cuda.md).
+** the CPU backend without a GPU) and linked into the simulated GPU module,
+** which runs them on its stream (LTF_GPUSIM_HOST_KERNELS, docs/cuda.md).
 */
 #include <stdlib.h>
 #include "kernels/ops.cuh"

@@ -23,13 +23,16 @@
 ** A queued kernel that fails makes the error sticky, as CUDA's are: the
 ** next sync, copy to the host or kernel reports it.
 **
-** Kernels: for every op, a wrapper that runs the op's CPU kernel
-** (def->kernel[LTF_DEVICE_CPU]) on the stream with the arena open. Device
-** kernel bodies can be plugged in first: a module that links an object
-** defining ltf_gpusim_kernel_hook (weak here) gets its kernels run instead
-** (core/cuda's __host__ __device__ bodies, compiled for the host).
+** Kernels: for every op, a wrapper that runs, on the stream with the arena
+** open, the op's device kernel compiled for the host when the module is
+** built with them (LTF_GPUSIM_HOST_KERNELS: libltf_gpu_host.a linked in,
+** core/cuda/host.h: the __host__ __device__ bodies libltf_cuda.so runs on
+** a GPU, with the same attribute handling and errors), else the op's CPU
+** kernel (def->kernel[LTF_DEVICE_CPU]); the backend's kernel_kind tells the
+** engine which (LTF_KERNEL_DEVICE / LTF_KERNEL_EMULATED) for its counts.
 ** LTF_GPU_SIM_NO_KERNEL=op,op,... leaves ops without a kernel (soft
-** placement in the specs).
+** placement in the specs); LTF_GPU_SIM_HOST_KERNELS=0 runs the CPU kernels
+** even where a device body exists (to compare).
 **
 ** Environment: LTF_GPU_SIM_COUNT devices (default 1), LTF_GPU_SIM_MEMORY
 ** bytes each (default 256 MiB; a suffix K, M or G is accepted).
@@ -47,8 +50,9 @@
 #define ARENA_ALIGN 256
 #define DEFAULT_MEMORY ((size_t)256 << 20)
 
-/* Device kernel bodies to use instead of the CPU kernels: NULL for ops without one. */
-ltf_kernel_fn ltf_gpusim_kernel_hook(const char *op) __attribute__((weak));
+#ifdef LTF_GPUSIM_HOST_KERNELS
+#include "../cuda/host.h"
+#endif
 
 enum { Q_COPY, Q_ZERO, Q_KERNEL };
 
@@ -85,6 +89,10 @@ typedef struct sim_dev {
     ltf_status sticky;        /* a queued kernel's failure, reported once */
     char sticky_msg[LTF_ERRMSG_MAX];
     unsigned char *no_kernel; /* per op id */
+    /* the device bodies by op definition: sorted by 'def' (a kernel gets
+    ** its def, not its op id), for a binary search; NULL 'fn': none */
+    struct body { const ltf_op_def *def; ltf_kernel_fn fn; int op; } *bodies;
+    int nbodies;
 } sim_dev;
 
 /* {==== Arena */
@@ -293,6 +301,7 @@ static void sim_close(void *bctx) {
     free(d->free_ext);
     free(d->q);
     free(d->no_kernel);
+    free(d->bodies);
     free(d);
 }
 
@@ -307,7 +316,19 @@ static sim_dev *dev_of(ltf_ctx *ctx, ltf_tensor *const *in, int nin, ltf_tensor 
     return ctx->devices[0]->bctx;
 }
 
-/* The one kernel of every op: the CPU kernel (or a hooked device body) on the stream. */
+static const struct body *body_of(const sim_dev *d, const ltf_op_def *def) {
+    int lo = 0, hi = d->nbodies - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const struct body *b = &d->bodies[mid];
+        if (b->def == def) return b;
+        if ((uintptr_t)b->def < (uintptr_t)def) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* The one kernel of every op: the device body compiled for the host, or the CPU kernel, on the stream. */
 static ltf_status sim_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                              const ltf_attrs *a, ltf_tensor **out, int nout) {
     sim_dev *d = dev_of(ctx, in, nin, out, nout);
@@ -318,8 +339,8 @@ static ltf_status sim_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
         ctx->last_status = st;
         return st;
     }
-    ltf_kernel_fn fn = ltf_gpusim_kernel_hook ? ltf_gpusim_kernel_hook(def->name) : NULL;
-    if (!fn) fn = def->kernel[LTF_DEVICE_CPU];
+    const struct body *b = body_of(d, def);
+    ltf_kernel_fn fn = b && b->fn ? b->fn : def->kernel[LTF_DEVICE_CPU];
     if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE)) || d->draining) {
         drain(d);                            /* reads state now: run in order, now */
         int was = d->draining;
@@ -357,6 +378,39 @@ static void *sim_kernel_of(void *bctx, int op) {
     sim_dev *d = bctx;
     if (op < 0 || op >= LTF_OP_COUNT || d->no_kernel[op]) return NULL;
     return (void *)sim_kernel;
+}
+
+static int sim_kernel_kind(void *bctx, int op) {
+    sim_dev *d = bctx;
+    const ltf_core_api *api = d->ctx->core_api;
+    const ltf_op_def *def = api && api->op_def ? api->op_def(op) : NULL;
+    const struct body *b = def ? body_of(d, def) : NULL;
+    return b && b->fn ? LTF_KERNEL_DEVICE : LTF_KERNEL_EMULATED;
+}
+
+static int body_cmp(const void *x, const void *y) {
+    uintptr_t a = (uintptr_t)((const struct body *)x)->def, b = (uintptr_t)((const struct body *)y)->def;
+    return a < b ? -1 : a > b;
+}
+
+/* The table of device bodies (none without LTF_GPUSIM_HOST_KERNELS). 0 ok. */
+static int load_bodies(sim_dev *d, const ltf_core_api *api) {
+#ifdef LTF_GPUSIM_HOST_KERNELS
+    const char *use = getenv("LTF_GPU_SIM_HOST_KERNELS");
+    if (!api || !api->op_def || (use && strcmp(use, "0") == 0)) return 0;
+    d->bodies = calloc(LTF_OP_COUNT, sizeof *d->bodies);
+    if (!d->bodies) return -1;
+    for (int op = 0; op < LTF_OP_COUNT; op++) {
+        const ltf_op_def *def = api->op_def(op);
+        if (!def) continue;
+        d->bodies[d->nbodies++] = (struct body){ def, (ltf_kernel_fn)ltf_gpu_host_kernel(op), op };
+    }
+    qsort(d->bodies, (size_t)d->nbodies, sizeof *d->bodies, body_cmp);
+#else
+    (void)d;
+    (void)api;
+#endif
+    return 0;
 }
 /* }==== */
 
@@ -429,6 +483,14 @@ LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, 
         free(d);
         return -1;
     }
+    if (load_bodies(d, ctx->core_api) != 0) {
+        snprintf(err, errlen, "gpusim: out of host memory");
+        munmap(base, size);
+        free(d->free_ext);
+        free(nk);
+        free(d);
+        return -1;
+    }
     ltf_dalloc_init(&d->alloc, raw_alloc, raw_free, d);
     parse_no_kernel(d, ctx->core_api);
     snprintf(d->err, sizeof d->err, "no error");
@@ -436,7 +498,7 @@ LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, 
         .name = "gpusim", .type = LTF_DEVICE_CUDA, .alloc = sim_alloc, .free = sim_free, .copy = sim_copy,
         .bctx = d, .ordinal = ordinal, .copy_d2d = sim_copy_d2d, .zero = sim_zero, .sync = sim_sync,
         .kernel = sim_kernel_of, .error = sim_error, .bytes_in_use = sim_in_use, .bytes_reserved = sim_reserved,
-        .trim = sim_trim, .close = sim_close,
+        .trim = sim_trim, .close = sim_close, .kernel_kind = sim_kernel_kind,
     };
     return 0;
 }

@@ -261,6 +261,18 @@ LTF_API ltf_status ltf_ctx_device_memory(ltf_ctx *ctx, ltf_device_type type, int
 LTF_API void       ltf_ctx_reset_device_peak(ltf_ctx *ctx, ltf_device_type type, int ordinal);
 /* Wait for the work queued on a device; reports a failure of queued work. */
 LTF_API ltf_status ltf_ctx_device_sync(ltf_ctx *ctx, ltf_device_type type, int ordinal);
+/* How eager ops placed on a GPU ran, counted per op since the devices were
+** found (or the last reset), over all GPUs of the context: */
+enum {
+    LTF_KERNEL_RAN_DEVICE,     /* the device's own kernel (CUDA; the simulated GPU's host-compiled bodies) */
+    LTF_KERNEL_RAN_EMULATED,   /* the simulated GPU ran the op's CPU kernel on its stream (no device body) */
+    LTF_KERNEL_RAN_HOST,       /* soft placement: the CPU kernel over copies, outputs copied back */
+    LTF_KERNEL_RAN_COUNT
+};
+/* Counts of 'op' into out[LTF_KERNEL_RAN_COUNT] (all 0 without a GPU or for
+** an op id out of range). */
+LTF_API void       ltf_ctx_device_kernel_stats(const ltf_ctx *ctx, int op, uint64_t *out);
+LTF_API void       ltf_ctx_reset_device_kernel_stats(ltf_ctx *ctx);
 /* }==== */
 
 /* {==== Strings: immutable, reference-counted byte strings */

@@ -136,6 +136,19 @@ return function(tf)
     core.reset_memory_stats(kind, index)
   end
 
+  --- How eager ops placed on a GPU ran since the last reset (luatf's own,
+  -- not TensorFlow's): {op_name = {device = n, emulated = n, host = n}} for
+  -- each op that ran there: 'device' its device kernel (on the simulated
+  -- GPU, the CUDA kernel bodies compiled for the host), 'emulated' the
+  -- simulated GPU running the op's CPU kernel on its stream (no device body
+  -- yet), 'host' soft placement (the CPU kernel over copies). {} without a GPU.
+  function tf.config.experimental.get_device_kernel_stats()
+    return core.device_kernel_stats()
+  end
+  function tf.config.experimental.reset_device_kernel_stats()
+    core.reset_device_kernel_stats()
+  end
+
   --- "silent" (default: inputs on another device are copied) or "explicit"
   -- (they are refused); nil restores the default.
   function tf.config.experimental.set_device_policy(policy)

@@ -47,6 +47,59 @@ template <class E, class I> struct GatherF {
     }
 };
 
+/* pad and tile: output coordinate c along dim d reads input coordinate
+** u = c - before[d] mapped by mode[d]: PT_CONST (outside [0, n): the
+** constant, 'cval' or zero), PT_REFLECT (-u, 2(n-1)-u), PT_SYMMETRIC
+** (-u-1, 2n-1-u), PT_TILE (u mod n, before 0). */
+enum { PT_CONST, PT_REFLECT, PT_SYMMETRIC, PT_TILE };
+template <class E> struct PadTileP {
+    const E *x;
+    E *o;
+    const E *cval;
+    int rank;
+    int mode;
+    int64_t odims[LTF_MAX_RANK], before[LTF_MAX_RANK], n[LTF_MAX_RANK], st[LTF_MAX_RANK];
+};
+template <class E> struct PadTileF {
+    static LTF_HD void at(int64_t i, const PadTileP<E> &p) {
+        int64_t off = 0, r = i;
+        for (int d = p.rank - 1; d >= 0; d--) {
+            int64_t q = r / p.odims[d], c = r - q * p.odims[d], n = p.n[d];
+            r = q;
+            int64_t u = c - p.before[d];
+            switch (p.mode) {
+            case PT_TILE: u = c % n; break;
+            case PT_REFLECT: u = u < 0 ? -u : (u >= n ? 2 * (n - 1) - u : u); break;
+            case PT_SYMMETRIC: u = u < 0 ? -u - 1 : (u >= n ? 2 * n - 1 - u : u); break;
+            default:
+                if (u < 0 || u >= n) {
+                    p.o[i] = p.cval ? *p.cval : (E)0;
+                    return;
+                }
+            }
+            off += u * p.st[d];
+        }
+        p.o[i] = p.x[off];
+    }
+};
+
+/* one_hot(indices, on, off): output (O, depth, I) from indices (O, I),
+** 1-based: position v - 1 of each line is 'on', the others 'off' */
+template <class E, class I> struct OneHotP {
+    const I *idx;
+    const E *on, *off;
+    E *o;
+    int64_t depth, inner;
+};
+template <class E, class I> struct OneHotF {
+    static LTF_HD void at(int64_t i, const OneHotP<E, I> &p) {
+        int64_t c = i % p.inner, t = i / p.inner;
+        int64_t k = t % p.depth, r = t / p.depth;
+        int64_t v = (int64_t)p.idx[r * p.inner + c];
+        p.o[i] = v - 1 == k ? *p.on : *p.off;
+    }
+};
+
 }  // namespace ltf_cu
 
 #endif

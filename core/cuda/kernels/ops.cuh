@@ -25,12 +25,14 @@
 #include <string.h>
 extern "C" {
 #include "../../op.h"
+#include "../../variable.h"
 }
 #include "elementwise.cuh"
 #include "reduce.cuh"
 #include "nn.cuh"
 #include "movement.cuh"
 #include "matmul.cuh"
+#include "optim.cuh"
 
 namespace ltf_cu {
 
@@ -637,6 +639,295 @@ LTF_CU_KERNEL(k_gather) {
 }
 /* }==== */
 
+/* reverse: negative strides from the far end */
+LTF_CU_KERNEL(k_reverse) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    Strided map;
+    map.base = 0;
+    map.rank = x->rank > 0 ? x->rank : 1;
+    map.dims[0] = 1;
+    map.st[0] = 0;
+    contiguous(x->rank, x->dims, map.st);
+    for (int k = 0; k < x->rank; k++) map.dims[k] = x->dims[k];
+    for (int k = 0; k < a->nints; k++) {
+        int d = norm_axis(a->ints[k], x->rank);
+        if (d < 0 || d >= x->rank)
+            return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld is out of range for rank %d", def->name,
+                        axis_user(a->ints[k]), x->rank);
+        if (map.st[d] > 0) {   /* an axis named twice reverses once, as the CPU's */
+            map.base += (x->dims[d] - 1) * map.st[d];
+            map.st[d] = -map.st[d];
+        }
+    }
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return strided_read(e, x, o, map);
+}
+
+/* broadcast_to (and broadcast_like): stride 0 along broadcast dims */
+LTF_CU_KERNEL(k_broadcast_to) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int64_t xs[LTF_MAX_RANK];
+    contiguous(x->rank, x->dims, xs);
+    Strided map;
+    map.base = 0;
+    map.rank = o->rank > 0 ? o->rank : 1;
+    map.dims[0] = 1;
+    map.st[0] = 0;
+    for (int d = 0; d < o->rank; d++) {
+        int xd = d - (o->rank - x->rank);
+        map.dims[d] = o->dims[d];
+        map.st[d] = xd < 0 || x->dims[xd] == 1 ? 0 : xs[xd];
+    }
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return strided_read(e, x, o, map);
+}
+
+/* split and unstack: each output a slab of x along the axis */
+LTF_CU_KERNEL(k_split) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    int axis = norm_axis(a->i[0], x->rank);
+    int unstack = def->code == LTF_OP_UNSTACK;
+    int64_t xs[LTF_MAX_RANK];
+    contiguous(x->rank, x->dims, xs);
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    int64_t at = 0;
+    for (int k = 0; k < nout; k++) {
+        int64_t len = unstack ? 1 : out[k]->dims[axis];
+        if (out[k]->numel > 0) {
+            Strided map;
+            map.rank = x->rank;
+            map.base = at * xs[axis];
+            for (int d = 0; d < x->rank; d++) { map.dims[d] = x->dims[d]; map.st[d] = xs[d]; }
+            map.dims[axis] = len;
+            ltf_status st = strided_read(e, x, out[k], map);
+            if (st != LTF_OK) return st;
+        }
+        at += len;
+    }
+    return LTF_OK;
+}
+
+template <class E, class T>
+ltf_status pad_tile_run(E &e, const ltf_tensor *x, ltf_tensor *o, const void *cval, int mode, const int64_t *before) {
+    PadTileP<T> p;
+    p.x = ptr<T>(x);
+    p.o = ptr<T>(o);
+    p.cval = (const T *)cval;
+    p.mode = mode;
+    p.rank = o->rank;
+    contiguous(x->rank, x->dims, p.st);
+    for (int d = 0; d < o->rank; d++) {
+        p.odims[d] = o->dims[d];
+        p.before[d] = before ? before[d] : 0;
+        p.n[d] = x->dims[d];
+    }
+    return e.template run<PadTileF<T> >(o->numel, p);
+}
+
+/* pad (constant, reflect, symmetric) and tile */
+LTF_CU_KERNEL(k_pad_tile) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    size_t es = dsize(x->dtype);
+    if (es == 0) return bad_dtype(ctx, def, x->dtype);
+    if (o->numel == 0) return LTF_OK;
+    int tile = def->code == LTF_OP_TILE;
+    int64_t before[LTF_MAX_RANK];
+    int mode = PT_TILE;
+    if (!tile) {
+        for (int d = 0; d < x->rank; d++) before[d] = a->ints[2 * d];
+        mode = a->i[0] == LTF_PAD_REFLECT ? PT_REFLECT : a->i[0] == LTF_PAD_SYMMETRIC ? PT_SYMMETRIC : PT_CONST;
+        if (mode == PT_CONST && x->numel == 0) mode = PT_CONST;
+    }
+    const void *cval = !tile && nin > 1 ? LTF_DATA(in[1]) : NULL;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (x->numel == 0 && mode != PT_CONST) return LTF_OK;
+#define M(T) return pad_tile_run<E, T>(e, x, o, cval, mode, tile ? NULL : before);
+    LTF_CU_BY_SIZE(es, M)
+#undef M
+    return LTF_OK;
+}
+
+LTF_CU_KERNEL(k_one_hot) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *idx = in[0];
+    ltf_tensor *o = out[0];
+    size_t es = dsize(o->dtype);
+    if (es == 0) return bad_dtype(ctx, def, o->dtype);
+    int it = idx->dtype;
+    if (it != DT_I32 && it != DT_I64 && it != DT_U8) return bad_dtype(ctx, def, it);
+    if (o->numel == 0) return LTF_OK;
+    int axis = norm_axis(a->i[1], idx->rank + 1);
+    int64_t inner = 1;
+    for (int d = axis; d < idx->rank; d++) inner *= idx->dims[d];
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+#define G(T, I) { OneHotP<T, I> p = { ptr<I>(idx), ptr<T>(in[1]), ptr<T>(in[2]), ptr<T>(o), a->i[0], inner }; \
+                  return e.template run<OneHotF<T, I> >(o->numel, p); }
+#define M(T) if (it == DT_I32) G(T, int32_t) else if (it == DT_I64) G(T, int64_t) else G(T, uint8_t)
+    LTF_CU_BY_SIZE(es, M)
+#undef M
+#undef G
+    return LTF_OK;
+}
+
+/* fill: the value from the attributes, cast as the CPU's (bool: != 0) */
+LTF_CU_KERNEL(k_fill) {
+    LTF_CU_UNUSED;
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    if (o->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+#define F(T, V) { FillP<T> p = { ptr<T>(o), (T)(V) }; return e.template run<FillF<T> >(o->numel, p); }
+    switch (dt) {
+    case DT_F32: F(float, a->f[0])
+    case DT_F64: F(double, a->f[0])
+    case DT_I32: F(int32_t, a->i[1])
+    case DT_I64: F(int64_t, a->i[1])
+    case DT_U8: F(uint8_t, (uint8_t)a->i[1])
+    default: F(uint8_t, a->i[1] != 0)
+    }
+#undef F
+}
+
+LTF_CU_KERNEL(k_scan) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    int dt = x->dtype;
+    if (dt == DT_BOOL || dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    int ax = norm_axis(a->i[1], x->rank);
+    if (ax < 0 || ax >= (x->rank > 0 ? x->rank : 1))
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld is out of range for rank %d", def->name,
+                    axis_user(a->i[1]), x->rank);
+    if (x->numel == 0) return LTF_OK;
+    int64_t outer = 1, inner = 1, n = x->rank > 0 ? x->dims[ax] : 1;
+    for (int d = 0; d < ax; d++) outer *= x->dims[d];
+    for (int d = ax + 1; d < x->rank; d++) inner *= x->dims[d];
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    int prod = def->code == LTF_OP_CUMPROD;
+#define S(T, U) { ScanP<T> p = { ptr<T>(x), ptr<T>(out[0]), n, inner, a->i[2] != 0, a->i[3] != 0, prod }; \
+                  return e.template run<ScanF<T, U> >(outer * inner, p); }
+    switch (dt) {
+    case DT_F32: S(float, float)
+    case DT_F64: S(double, double)
+    case DT_I32: S(int32_t, uint32_t)
+    case DT_I64: S(int64_t, uint64_t)
+    default: S(uint8_t, uint32_t)
+    }
+#undef S
+}
+
+/* {==== Optimizer updates: the engine has made every value writable in
+** place on this device (copy-on-write, slots moved beside their variable)
+** before it calls the kernel (core/device.c) */
+inline ltf_variable *variable_of(const ltf_tensor *h) {
+    if (!h || h->dtype != LTF_DTYPE_RESOURCE || !h->storage || h->numel != 1) return NULL;
+    return *(ltf_variable **)LTF_DATA(h);
+}
+
+/* cpu/'s "(2, 3)" */
+inline const char *shape_str(const ltf_tensor *t, char *buf, size_t size) {
+    size_t n = (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < t->rank && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (n < size) snprintf(buf + n, size - n, "%s)", t->rank == 1 ? "," : "");
+    return buf;
+}
+
+inline bool same_dims(const ltf_tensor *a, const ltf_tensor *b) {
+    if (a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+/* handles (variable + slots) of an update: ltf_optim_nhandles */
+inline int optim_nhandles(int code, const ltf_attrs *a) {
+    switch (code) {
+    case OPT_SGD: return 1;
+    case OPT_MOMENTUM: return 2;
+    case OPT_ADAM: return a && a->i[0] ? 4 : 3;
+    case OPT_RMSPROP: return 2 + (a && a->i[0] ? 1 : 0) + (a && a->i[1] ? 1 : 0);
+    default: return 2;
+    }
+}
+
+template <class E, class T> ltf_status optim_run(E &e, const ltf_op_def *def, ltf_tensor *const *in, int nh,
+                                                const ltf_attrs *a) {
+    OptimP<T> p;
+    p.x = ptr<T>(variable_of(in[0])->value);
+    for (int k = 0; k < 3; k++) p.s[k] = k + 1 < nh ? ptr<T>(variable_of(in[k + 1])->value) : (T *)0;
+    p.g = ptr<T>(in[nh]);
+    p.lr = LTF_DATA(in[nh + 1]);
+    p.lr_dt = in[nh + 1]->dtype;
+    p.step = def->code == OPT_ADAM ? LTF_DATA(in[nh + 2]) : p.lr;
+    p.step_dt = def->code == OPT_ADAM ? in[nh + 2]->dtype : p.lr_dt;
+    p.code = def->code;
+    p.nesterov = p.amsgrad = p.has_mom = a ? (int)a->i[0] : 0;
+    p.centered = a ? (int)a->i[1] : 0;
+    for (int k = 0; k < 4; k++) p.f[k] = a ? a->f[k] : 0;
+    return e.template run<OptimF<T> >(p.x ? variable_of(in[0])->value->numel : 0, p);
+}
+
+LTF_CU_KERNEL(k_optim) {
+    LTF_CU_UNUSED;
+    (void)out;
+    int nh = optim_nhandles(def->code, a), want = nh + (def->code == OPT_ADAM ? 3 : 2);
+    if (nin != want)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: expected %d inputs, got %d", def->name, want, nin);
+    ltf_variable *var = variable_of(in[0]);
+    if (!var || !var->value)
+        return fail(ctx, LTF_ERR_FAILED_PRECONDITION, "%s: the handle of input 1 is not bound to a variable", def->name);
+    const ltf_tensor *x = var->value, *g = in[nh];
+    int dt = x->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    char sa[128], sb[128];
+    if (!same_dims(x, g) || (int)g->dtype != dt)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: variable '%s' has shape %s, the gradient has shape %s",
+                    def->name, var->name, shape_str(x, sa, sizeof sa), shape_str(g, sb, sizeof sb));
+    for (int i = 1; i < nh; i++) {
+        ltf_variable *sv = variable_of(in[i]);
+        if (!sv || !sv->value)
+            return fail(ctx, LTF_ERR_FAILED_PRECONDITION, "%s: the handle of input %d is not bound to a variable",
+                        def->name, i + 1);
+        if (!same_dims(x, sv->value) || (int)sv->value->dtype != dt)
+            return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: slot '%s' has shape %s, variable '%s' has shape %s",
+                        def->name, sv->name, shape_str(sv->value, sa, sizeof sa), var->name,
+                        shape_str(x, sb, sizeof sb));
+        for (int j = 0; j < i; j++)
+            if (variable_of(in[j]) == sv)
+                return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: inputs %d and %d are the same variable '%s'",
+                            def->name, j + 1, i + 1, sv->name);
+    }
+    for (int i = nh + 1; i < nin; i++) {
+        int sd = in[i]->dtype;
+        if (sd != DT_F32 && sd != DT_F64 && sd != DT_I32 && sd != DT_I64) return bad_dtype(ctx, def, sd);
+    }
+    if (x->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return dt == DT_F32 ? optim_run<E, float>(e, def, in, nh, a) : optim_run<E, double>(e, def, in, nh, a);
+}
+/* }==== */
+
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
@@ -670,6 +961,16 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_SLICE: return (const void *)&k_slice<E>;
     case LTF_OP_CONCAT: case LTF_OP_STACK: return (const void *)&k_concat<E>;
     case LTF_OP_GATHER: return (const void *)&k_gather<E>;
+    case LTF_OP_REVERSE: return (const void *)&k_reverse<E>;
+    case LTF_OP_FILL: return (const void *)&k_fill<E>;
+    case LTF_OP_CUMSUM: case LTF_OP_CUMPROD: return (const void *)&k_scan<E>;
+    case LTF_OP_BROADCAST_TO: case LTF_OP_BROADCAST_LIKE: return (const void *)&k_broadcast_to<E>;
+    case LTF_OP_SPLIT: case LTF_OP_UNSTACK: return (const void *)&k_split<E>;
+    case LTF_OP_PAD: case LTF_OP_TILE: return (const void *)&k_pad_tile<E>;
+    case LTF_OP_ONE_HOT: return (const void *)&k_one_hot<E>;
+    case LTF_OP_APPLY_SGD: case LTF_OP_APPLY_MOMENTUM: case LTF_OP_APPLY_ADAM: case LTF_OP_APPLY_RMSPROP:
+    case LTF_OP_APPLY_ADAGRAD:
+        return (const void *)&k_optim<E>;
     default: return NULL;
     }
 }

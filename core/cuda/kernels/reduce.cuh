@@ -176,6 +176,32 @@ template <class T> struct ArgF {
 };
 /* }==== */
 
+/* cumsum / cumprod: one index per line (outer x inner), walking the axis
+** in order (from the end when 'rev'); exclusive writes the running value
+** before adding. U: the type the CPU computes in (unsigned for integers:
+** they wrap). */
+template <class T> struct ScanP {
+    const T *x;
+    T *o;
+    int64_t n, inner;
+    int excl, rev, prod;
+};
+template <class T, class U> struct ScanF {
+    static LTF_HD void at(int64_t i, const ScanP<T> &p) {
+        int64_t b = i / p.inner, c = i - b * p.inner;
+        int64_t st = p.rev ? -p.inner : p.inner;
+        const T *x = p.x + b * p.n * p.inner + c + (p.rev ? (p.n - 1) * p.inner : 0);
+        T *o = p.o + b * p.n * p.inner + c + (p.rev ? (p.n - 1) * p.inner : 0);
+        T acc = (T)(p.prod ? 1 : 0);
+        for (int64_t k = 0; k < p.n; k++) {
+            T v = x[k * st];
+            if (p.excl) o[k * st] = acc;
+            acc = p.prod ? (T)((U)acc * (U)v) : (T)((U)acc + (U)v);
+            if (!p.excl) o[k * st] = acc;
+        }
+    }
+};
+
 }  // namespace ltf_cu
 
 #endif

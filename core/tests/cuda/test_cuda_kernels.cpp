@@ -424,6 +424,205 @@ static void test_movement() {
     }
 }
 
+/* Ops with several outputs (split, unstack): outputs allocated from inference. */
+static void run_multi(const char *what, ltf_op_id op, ltf_tensor *x, const ltf_attrs *a) {
+    ltf_tensor *want[8] = { 0 }, *got[8] = { 0 };
+    ltf_type ty[8];
+    int nw = 0, nt = 0;
+    check_count++;
+    if (ltf_op_run(ctx, op, &x, 1, a, want, 8, &nw) != LTF_OK ||
+        ltf_op_infer(ctx, ltf_op_get(op), &x, 1, a, ty, 8, &nt) != LTF_OK || nt != nw) {
+        check_failures++;
+        fprintf(stderr, "%s: CPU failed: %s\n", what, ltf_ctx_error(ctx));
+    } else {
+        for (int k = 0; k < nt; k++) got[k] = ltf_tensor_new(ctx, ty[k].dtype, ty[k].rank, ty[k].dims);
+        ltf_kernel_fn fn = (ltf_kernel_fn)ltf_gpu_host_kernel(op);
+        if (!fn || fn(ctx, ltf_op_get(op), &x, 1, a, got, nt) != LTF_OK) {
+            check_failures++;
+            fprintf(stderr, "%s: device kernel failed\n", what);
+        } else {
+            for (int k = 0; k < nt; k++)
+                if (!compare(what, want[k], got[k], 0, 0)) check_failures++;
+        }
+    }
+    for (int k = 0; k < 8; k++) {
+        ltf_tensor_release(want[k]);
+        ltf_tensor_release(got[k]);
+    }
+    ltf_tensor_release(x);
+}
+
+static ltf_tensor *scalar_of(ltf_dtype dt, double v) {
+    ltf_tensor *t = ltf_tensor_new(ctx, dt, 0, NULL);
+    void *p = ltf_tensor_data(t);
+    switch (dt) {
+    case LTF_DTYPE_FLOAT32: *(float *)p = (float)v; break;
+    case LTF_DTYPE_FLOAT64: *(double *)p = v; break;
+    case LTF_DTYPE_INT32: *(int32_t *)p = (int32_t)v; break;
+    case LTF_DTYPE_INT64: *(int64_t *)p = (int64_t)v; break;
+    default: *(uint8_t *)p = (uint8_t)v; break;
+    }
+    return t;
+}
+
+/* reverse, broadcast_to, tile, pad (three modes), split, unstack, one_hot */
+static void test_movement2() {
+    for (ltf_dtype dt : ALL) {
+        char what[64];
+        snprintf(what, sizeof what, "movement2 %s", ltf_dtype_name(dt));
+        ltf_attrs a = attrs();
+        a.nints = 2; a.ints[0] = 0; a.ints[1] = -1;
+        run_both(what, LTF_OP_REVERSE, { rand_tensor(dt, { 3, 4, 5 }) }, &a);
+        a = attrs();
+        a.nints = 3; a.ints[0] = 2; a.ints[1] = 3; a.ints[2] = 4;
+        run_both(what, LTF_OP_BROADCAST_TO, { rand_tensor(dt, { 3, 1 }) }, &a);
+        a = attrs();
+        a.nints = 3; a.ints[0] = 2; a.ints[1] = 1; a.ints[2] = 3;
+        run_both(what, LTF_OP_TILE, { rand_tensor(dt, { 2, 3, 2 }) }, &a);
+        a.ints[1] = 0;
+        run_both(what, LTF_OP_TILE, { rand_tensor(dt, { 2, 3, 2 }) }, &a);
+        for (int mode : { LTF_PAD_CONSTANT, LTF_PAD_REFLECT, LTF_PAD_SYMMETRIC }) {
+            a = attrs();
+            a.nints = 4; a.ints[0] = 1; a.ints[1] = 2; a.ints[2] = 3; a.ints[3] = 0;
+            a.i[0] = mode;
+            run_both(what, LTF_OP_PAD, { rand_tensor(dt, { 3, 4 }) }, &a);
+            if (mode == LTF_PAD_CONSTANT)
+                run_both(what, LTF_OP_PAD, { rand_tensor(dt, { 3, 4 }), scalar_of(dt, 1) }, &a);
+        }
+        for (int axis : { 0, 1, -1 }) {
+            a = attrs();
+            a.i[0] = axis;
+            a.i[1] = 2;
+            run_multi(what, LTF_OP_SPLIT, rand_tensor(dt, { 4, 2, 6 }), &a);
+            a.nints = 3; a.ints[0] = 1; a.ints[1] = 0; a.ints[2] = -1;
+            run_multi(what, LTF_OP_SPLIT, rand_tensor(dt, { 4, 2, 6 }), &a);
+            a = attrs();
+            a.i[0] = axis;
+            run_multi(what, LTF_OP_UNSTACK, rand_tensor(dt, { 3, 2, 4 }), &a);
+        }
+        a = attrs();   /* fill */
+        a.nints = 2; a.ints[0] = 3; a.ints[1] = 5;
+        a.i[0] = dt; a.i[1] = 300; a.f[0] = -2.5;
+        run_both(what, LTF_OP_FILL, {}, &a);
+        if (dt != LTF_DTYPE_BOOL)   /* cumsum, cumprod: every axis, exclusive, reverse */
+            for (ltf_op_id op : { LTF_OP_CUMSUM, LTF_OP_CUMPROD })
+                for (int axis : { 0, 1, -1 })
+                    for (int ex = 0; ex < 2; ex++)
+                        for (int rev = 0; rev < 2; rev++) {
+                            a = attrs();
+                            a.i[1] = axis; a.i[2] = ex; a.i[3] = rev;
+                            run_both(what, op, { rand_tensor(dt, { 3, 4, 5 }, op == LTF_OP_CUMPROD ? GEN_UNIT : GEN_PLAIN) },
+                                     &a, -1, dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12);
+                        }
+        for (ltf_dtype it : { LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_UINT8 })
+            for (int axis : { 0, -1, 1 }) {
+                a = attrs();
+                a.i[0] = 4;
+                a.i[1] = axis;
+                ltf_tensor *idx = zeros(it, { 3, 2 });
+                for (int i = 0; i < 6; i++) {
+                    int64_t v = (int64_t)(rnd() % 6);   /* 0 and 5: all off */
+                    if (it == LTF_DTYPE_INT32) ((int32_t *)ltf_tensor_data(idx))[i] = (int32_t)v;
+                    else if (it == LTF_DTYPE_INT64) ((int64_t *)ltf_tensor_data(idx))[i] = v;
+                    else ((uint8_t *)ltf_tensor_data(idx))[i] = (uint8_t)v;
+                }
+                run_both(what, LTF_OP_ONE_HOT, { idx, scalar_of(dt, 1), scalar_of(dt, 0) }, &a);
+            }
+    }
+}
+
+/* {==== Optimizer updates: the same variables and slots updated by the CPU
+** kernel (through ltf_op_run) and by the device kernel; values compared
+** after each of three steps */
+static ltf_tensor *new_var(ltf_tensor *init) {
+    ltf_tensor *h = ltf_variable_new(ctx, init, "v", 1, -2, NULL);
+    ltf_tensor_release(init);
+    return h;
+}
+
+static void test_optim() {
+    struct Case { ltf_op_id op; int nslots; int i0, i1; double f[4]; const char *name; };
+    const Case cases[] = {
+        { LTF_OP_APPLY_SGD, 0, 0, 0, { 0, 0, 0, 0 }, "sgd" },
+        { LTF_OP_APPLY_MOMENTUM, 1, 0, 0, { 0.9, 0, 0, 0 }, "momentum" },
+        { LTF_OP_APPLY_MOMENTUM, 1, 1, 0, { 0.5, 0, 0, 0 }, "nesterov" },
+        { LTF_OP_APPLY_ADAM, 2, 0, 0, { 0.9, 0.999, 1e-7, 0 }, "adam" },
+        { LTF_OP_APPLY_ADAM, 3, 1, 0, { 0.9, 0.999, 1e-7, 0.01 }, "adamw amsgrad" },
+        { LTF_OP_APPLY_RMSPROP, 1, 0, 0, { 0.9, 0, 1e-7, 0 }, "rmsprop" },
+        { LTF_OP_APPLY_RMSPROP, 3, 1, 1, { 0.9, 0.5, 1e-7, 0 }, "rmsprop centered momentum" },
+        { LTF_OP_APPLY_ADAGRAD, 1, 0, 0, { 1e-7, 0, 0, 0 }, "adagrad" },
+    };
+    for (const Case &c : cases)
+        for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 }) {
+            char what[96];
+            snprintf(what, sizeof what, "%s %s", c.name, ltf_dtype_name(dt));
+            ltf_tensor *x0 = rand_tensor(dt, { 5, 7 });
+            std::vector<ltf_tensor *> hc, hd;   /* variable then slots: CPU, device */
+            for (int k = 0; k <= c.nslots; k++) {
+                ltf_tensor *init = k == 0 ? ltf_tensor_retain(x0) : rand_tensor(dt, { 5, 7 }, GEN_POS);
+                hc.push_back(new_var(ltf_tensor_clone(ctx, init)));
+                hd.push_back(new_var(init));
+            }
+            ltf_tensor_release(x0);
+            ltf_attrs a = attrs();
+            a.i[0] = c.i0;
+            a.i[1] = c.i1;
+            for (int k = 0; k < 4; k++) a.f[k] = c.f[k];
+            const void *k = ltf_gpu_host_kernel(c.op);
+            check_count++;
+            if (!k) {
+                check_failures++;
+                fprintf(stderr, "%s: no device kernel\n", what);
+                continue;
+            }
+            for (int step = 1; step <= 3; step++) {
+                ltf_tensor *g = rand_tensor(dt, { 5, 7 });
+                ltf_tensor *lr = ltf_tensor_new(ctx, LTF_DTYPE_FLOAT32, 0, NULL);
+                *(float *)ltf_tensor_data(lr) = 0.05f;
+                ltf_tensor *st = ltf_tensor_new(ctx, LTF_DTYPE_INT64, 0, NULL);
+                *(int64_t *)ltf_tensor_data(st) = step;
+                std::vector<ltf_tensor *> ic(hc), id(hd);
+                for (ltf_tensor *t : { g, lr }) { ic.push_back(t); id.push_back(t); }
+                if (c.op == LTF_OP_APPLY_ADAM) { ic.push_back(st); id.push_back(st); }
+                int nout = 0;
+                ltf_status s1 = ltf_op_run(ctx, c.op, ic.data(), (int)ic.size(), &a, NULL, 0, &nout);
+                ltf_status s2 = ((ltf_kernel_fn)k)(ctx, ltf_op_get(c.op), id.data(), (int)id.size(), &a, NULL, 0);
+                check_count++;
+                if (s1 != LTF_OK || s2 != LTF_OK) {
+                    check_failures++;
+                    fprintf(stderr, "%s: step %d failed: %d %d %s\n", what, step, (int)s1, (int)s2, ltf_ctx_error(ctx));
+                }
+                for (size_t v = 0; v < hc.size(); v++) {
+                    ltf_tensor *want = ltf_variable_peek(hc[v]), *got = ltf_variable_peek(hd[v]);
+                    check_count++;
+                    if (!compare(what, want, got, tol_rel(dt), dt == LTF_DTYPE_FLOAT32 ? 1e-6 : 1e-14)) check_failures++;
+                    ltf_tensor_release(want);
+                    ltf_tensor_release(got);
+                }
+                ltf_tensor_release(g);
+                ltf_tensor_release(lr);
+                ltf_tensor_release(st);
+            }
+            {   /* a gradient of another shape: refused, naming both shapes */
+                ltf_tensor *g = rand_tensor(dt, { 7, 5 });
+                ltf_tensor *lr = ltf_tensor_new(ctx, LTF_DTYPE_FLOAT64, 0, NULL);
+                *(double *)ltf_tensor_data(lr) = 0.1;
+                std::vector<ltf_tensor *> id(hd);
+                id.push_back(g);
+                id.push_back(lr);
+                if (c.op == LTF_OP_APPLY_ADAM) id.push_back(lr);
+                ltf_status s2 = ((ltf_kernel_fn)k)(ctx, ltf_op_get(c.op), id.data(), (int)id.size(), &a, NULL, 0);
+                CHECK(s2 == LTF_ERR_INVALID_ARGUMENT && strstr(ltf_ctx_error(ctx), "(5, 7)") &&
+                      strstr(ltf_ctx_error(ctx), "(7, 5)"));
+                ltf_tensor_release(g);
+                ltf_tensor_release(lr);
+            }
+            for (ltf_tensor *h : hc) ltf_tensor_release(h);
+            for (ltf_tensor *h : hd) ltf_tensor_release(h);
+        }
+}
+/* }==== */
+
 int main(void) {
     ctx = ltf_ctx_new();
     test_unary();
@@ -433,6 +632,8 @@ int main(void) {
     test_nn();
     test_matmul();
     test_movement();
+    test_movement2();
+    test_optim();
     /* coverage: ops without a device kernel answer NULL */
     CHECK(ltf_gpu_host_kernel(LTF_OP_CONV2D) == NULL);
     CHECK(ltf_gpu_host_kernel(-1) == NULL);

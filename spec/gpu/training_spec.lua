@@ -1,0 +1,151 @@
+-- Training on "the GPU" (a real one, or the simulated one with
+-- LTF_GPU_SIM=1): the fused optimizer updates run as device kernels on
+-- variables that live there (the engine makes their values writable on the
+-- device, and moves slots beside their variable), with the CPU's values;
+-- a Keras model fits under tf.device("/gpu:0") as it does on the host.
+local tf = require("tf")
+
+local GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
+local have_gpu = #tf.config.list_physical_devices("GPU") > 0
+local K = tf.keras.optimizers
+
+local function gpu_it(name, fn)
+  it(name, function()
+    if not have_gpu then
+      pending("no GPU: tf.config.list_physical_devices('GPU') is empty (scripts/test.sh runs these with LTF_GPU_SIM=1)")
+      return
+    end
+    fn()
+  end)
+end
+
+local G = {{0.5, -1.0, 2.0, 0.25}, {-0.25, 0.75, 1.5, -2.0}, {1.0, 0.1, -3.0, 0.5}}   -- three steps' gradients
+local X0 = {1.0, -2.0, 0.5, 3.0}
+
+-- Three steps of 'make()' on a variable of 'dtype' in device scope 'scope';
+-- the variable's value after each step (on the host) and where it lives.
+local function run(make, dtype, scope)
+  return tf.device(scope, function()
+    local v = tf.Variable(tf.constant(X0, dtype), {name = "w"})
+    local opt = make()
+    local out = {}
+    for s = 1, #G do
+      opt:apply_gradients({{tf.constant(G[s], dtype), v}})
+      out[s] = v:value()
+    end
+    return out, v:value().device
+  end)
+end
+
+local optimizers = {
+  {"apply_sgd", "SGD", function() return K.SGD{learning_rate = 0.1} end},
+  {"apply_momentum", "SGD with momentum", function() return K.SGD{learning_rate = 0.1, momentum = 0.9} end},
+  {"apply_momentum", "SGD with Nesterov momentum",
+   function() return K.SGD{learning_rate = 0.1, momentum = 0.5, nesterov = true} end},
+  {"apply_adam", "Adam", function() return K.Adam{learning_rate = 0.05} end},
+  {"apply_adam", "Adam with amsgrad", function() return K.Adam{learning_rate = 0.05, amsgrad = true} end},
+  {"apply_adam", "AdamW", function() return K.AdamW{learning_rate = 0.05, weight_decay = 0.01} end},
+  {"apply_rmsprop", "RMSprop centered with momentum",
+   function() return K.RMSprop{learning_rate = 0.01, momentum = 0.5, centered = true} end},
+  {"apply_rmsprop", "RMSprop", function() return K.RMSprop{learning_rate = 0.01} end},
+  {"apply_adagrad", "Adagrad", function() return K.Adagrad{learning_rate = 0.1} end},
+}
+
+describe("optimizer steps on GPU variables", function()
+  for _, o in ipairs(optimizers) do
+    local op, name, make = o[1], o[2], o[3]
+    gpu_it(name .. " runs " .. op .. " on the GPU with the CPU's values (float32 and float64)", function()
+      for _, case in ipairs({{tf.float32, 1e-6}, {tf.float64, 1e-12}}) do
+        local dtype, tol = case[1], case[2]
+        tf.config.experimental.reset_device_kernel_stats()
+        local c = run(make, dtype, "/cpu:0")
+        local g, where = run(make, dtype, "/gpu:0")
+        assert.equal(GPU, where)
+        for s = 1, #G do
+          assert.equal(GPU, g[s].device)
+          assert.tensor_near(c[s], g[s]:cpu(), {atol = tol, rtol = tol})
+        end
+        local st = tf.config.experimental.get_device_kernel_stats()[op]
+        assert.is_table(st, op .. " did not run on the GPU")
+        assert.equal(#G, st.device)
+        assert.equal(0, st.host)
+      end
+    end)
+  end
+
+  gpu_it("leaves a value read before the step unchanged (copy-on-write on the device)", function()
+    local v = tf.device("/gpu:0", function() return tf.Variable({1.0, 2.0}) end)
+    local before = v:value()
+    K.SGD{learning_rate = 1}:apply_gradients({{tf.constant({1.0, 1.0}), v}})
+    assert.same({1, 2}, before:totable())
+    assert.same({0, 1}, v:value():totable())
+    assert.equal(GPU, v:value().device)
+  end)
+
+  gpu_it("moves a slot made on the host beside its GPU variable", function()
+    local v = tf.device("/gpu:0", function() return tf.Variable({1.0, 2.0}) end)
+    local opt = K.SGD{learning_rate = 0.1, momentum = 0.9}
+    opt:apply_gradients({{tf.constant({1.0, 1.0}), v}})   -- slots made outside any scope
+    opt:apply_gradients({{tf.constant({1.0, 1.0}), v}})
+    assert.tensor_near({1 - 0.1 - 0.19, 2 - 0.1 - 0.19}, v:value():cpu(), {atol = 1e-6})
+  end)
+
+  gpu_it("refuses a gradient of another shape, naming the op and both shapes", function()
+    local v = tf.device("/gpu:0", function() return tf.Variable({1.0, 2.0}) end)
+    local msg = "apply_sgd: shape mismatch: variable 'Variable' has shape (2,), the value has shape (3,)"
+    assert.tf_error("ValueError", msg, function()
+      tf.core.apply_sgd(v._handle, tf.constant({1.0, 2.0, 3.0}):gpu(), tf.constant(0.1))
+    end)
+  end)
+end)
+
+describe("Keras on the GPU", function()
+  gpu_it("fits a small model under tf.device('/gpu:0') like on the CPU, every op on device kernels", function()
+    local function fit(scope)
+      return tf.device(scope, function()
+        tf.random.set_seed(7)
+        local model = tf.keras.Sequential{tf.keras.layers.Dense{8, activation = "relu"}, tf.keras.layers.Dense{3}}
+        model:compile{optimizer = K.Adam{0.02},
+                      loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true},
+                      metrics = {"accuracy"}}
+        local xs, ys = {}, {}
+        for i = 1, 60 do
+          local k = i % 3
+          xs[i] = {math.cos(i) * 0.3 + k, math.sin(i) * 0.3 - k}
+          ys[i] = k + 1
+        end
+        local x, y = tf.constant(xs, tf.float32), tf.constant(ys, tf.int32)
+        local h = model:fit(x, y, {epochs = 5, batch_size = 20, verbose = 0, shuffle = false})
+        return h.history.loss, model.trainable_variables[1]:value()
+      end)
+    end
+    local closs, cw = fit("/cpu:0")
+    tf.config.experimental.reset_device_kernel_stats()
+    local gloss, gw = fit("/gpu:0")
+    assert.equal(GPU, gw.device)
+    for e = 1, #closs do assert.near(closs[e], gloss[e], 1e-4) end
+    assert.tensor_near(cw, gw:cpu(), {atol = 1e-4})
+    assert.is_true(gloss[#gloss] < gloss[1])
+    local stats = tf.config.experimental.get_device_kernel_stats()
+    for _, op in ipairs({"matmul", "apply_adam", "sparse_softmax_cross_entropy_with_logits", "add"}) do
+      assert.is_table(stats[op], op .. " did not run on the GPU")
+      assert.is_true(stats[op].device > 0, op .. " ran no device kernel")
+    end
+    local emulated, host = {}, {}
+    for op, s in pairs(stats) do
+      if s.emulated > 0 then emulated[#emulated + 1] = op end
+      if s.host > 0 then host[#host + 1] = op end
+    end
+    table.sort(emulated)
+    table.sort(host)
+    if os.getenv("LTF_GPU_SPEC_VERBOSE") then
+      print("emulated: " .. table.concat(emulated, " "), "host: " .. table.concat(host, " "))
+    end
+    -- what still runs without a device body (docs/cuda.md's coverage table):
+    -- print it so the spec log shows the gaps; fail only on soft placement
+    -- of a core training op
+    for _, op in ipairs(host) do
+      assert.is_nil(({matmul = 1, apply_adam = 1, add = 1})[op], op .. " fell back to the host")
+    end
+  end)
+end)
