@@ -59,7 +59,11 @@ struct ltf_plan {
     unsigned char *owned;     /* slots filled by steps (released), not consts/inputs */
     int *consts, nconsts;     /* live constant nodes */
     int devices;              /* a node is placed on, or a constant lives on, a device other
-                              ** than the host: runs go op by op (the plain list) */
+                              ** than the host: runs go op by op (the plain list) unless
+                              ** 'fused_placed' */
+    int fused_placed;         /* the fast list has fused groups, and each group's members share
+                              ** one placement: runs with devices take the fast list, other
+                              ** steps op by op, each group as one step on its device */
 };
 
 static void free_steps(step_list *l) {
@@ -398,6 +402,111 @@ static ltf_tensor *take_input(ltf_ctx *ctx, ltf_tensor *x, const ltf_type *ty) {
 }
 /* }==== */
 
+/* {==== Fused groups when devices are involved */
+/* Where a placed run runs the group of step 's' (as ltf_device_op_run
+** places an op: the node's device, else the scope's, else the first input's
+** not on the host). */
+static ltf_device_type fused_device(const ltf_ctx *ctx, const ltf_node *nd, ltf_tensor *const *in, int nin,
+                                    int *ordinal) {
+    *ordinal = 0;
+    if (nd->device >= 0) {
+        *ordinal = nd->ordinal;
+        return (ltf_device_type)nd->device;
+    }
+    if (ctx->scope_type >= 0) {
+        *ordinal = ctx->scope_ordinal;
+        return (ltf_device_type)ctx->scope_type;
+    }
+    for (int k = 0; k < nin; k++)
+        if (in[k]->storage->device != LTF_DEVICE_CPU) {
+            *ordinal = in[k]->storage->ordinal;
+            return in[k]->storage->device;
+        }
+    return LTF_DEVICE_CPU;
+}
+
+static void release_n(ltf_tensor **t, int n) {
+    for (int k = 0; k < n; k++) ltf_tensor_release(t[k]);
+}
+
+/* The inputs 'in' on (type, ordinal) into 'mv' (retained when there). */
+static ltf_status move_inputs(ltf_ctx *ctx, ltf_tensor *const *in, int nin, ltf_device_type type, int ordinal,
+                              ltf_tensor **mv) {
+    for (int k = 0; k < nin; k++) {
+        ltf_status st = ltf_tensor_to_device(ctx, in[k], type, ordinal, &mv[k]);
+        if (st != LTF_OK) {
+            release_n(mv, k);
+            return st;
+        }
+    }
+    return LTF_OK;
+}
+
+/* Fused group step 's' in a run with devices: on a device, one call of the
+** backend's fused_run (one launch; counted as the fused_group row's
+** 'device'); where the device has no fused_run or refuses the group
+** (UNIMPLEMENTED), on the host over copies (counted as 'host'); a group
+** placed on the host runs cpu/fused.c's program over host copies. */
+static ltf_status fused_placed(ltf_ctx *ctx, const ltf_graph *g, const plan_step *s, ltf_tensor *const *in,
+                               ltf_tensor **out) {
+    const ltf_node *nd = &g->nodes[s->node];
+    const ltf_type *ty = &nd->out[0];
+    const ltf_fused *f = s->fused;
+    ltf_tensor *mv[LTF_FUSED_MAX_EXT];
+    int ordinal;
+    ltf_device_type type = fused_device(ctx, nd, in, s->nin, &ordinal);
+    const ltf_backend *be = type == LTF_DEVICE_CPU ? NULL : ltf_device_get(ctx, type, ordinal, "fused group");
+    if (type != LTF_DEVICE_CPU && !be) return ctx->last_status;
+    ltf_status st;
+    if (be && be->fused_run) {
+        if ((st = move_inputs(ctx, in, s->nin, type, ordinal, mv)) != LTF_OK) return st;
+        ltf_tensor *o = ltf_tensor_empty_on(ctx, ty->dtype, ty->rank, ty->dims, type, ordinal, "fused group");
+        st = o ? (ltf_status)be->fused_run(be->bctx, ctx, f, mv, s->nin, o) : ctx->last_status;
+        release_n(mv, s->nin);
+        if (st == LTF_OK) {
+            ltf_device_count(ctx, LTF_KERNEL_STATS_FUSED_GROUP, LTF_KERNEL_RAN_DEVICE);
+            *out = o;
+            return LTF_OK;
+        }
+        ltf_tensor_release(o);
+        if (st != LTF_ERR_UNIMPLEMENTED) return st;
+        ctx->last_status = LTF_OK;   /* refused: the host runs it */
+    }
+    if ((st = move_inputs(ctx, in, s->nin, LTF_DEVICE_CPU, 0, mv)) != LTF_OK) return st;
+    ltf_tensor *h = ltf_tensor_empty(ctx, ty->dtype, ty->rank, ty->dims);
+    st = h ? ltf_cpu_fused_run(ctx, f, mv, s->nin, h) : ctx->last_status;
+    release_n(mv, s->nin);
+    if (st != LTF_OK) {
+        ltf_tensor_release(h);
+        return st;
+    }
+    if (type == LTF_DEVICE_CPU) {
+        *out = h;
+        return LTF_OK;
+    }
+    ltf_device_count(ctx, LTF_KERNEL_STATS_FUSED_GROUP, LTF_KERNEL_RAN_HOST);
+    st = ltf_tensor_to_device(ctx, h, type, ordinal, out);
+    ltf_tensor_release(h);
+    return st;
+}
+
+/* Whether every fused group's members share one placement (and there is one). */
+static int groups_placed_alike(const ltf_graph *g, const step_list *fast) {
+    int any = 0;
+    for (int i = 0; i < fast->n; i++) {
+        if (!fast->v[i].fused) continue;
+        any = 1;
+        const ltf_node *sink = &g->nodes[fast->v[i].node];
+        for (int j = 0; j < g->n; j++) {
+            const ltf_node *m = &g->nodes[j];
+            if (m->alive && m->fused == sink->fused && (m->device != sink->device || m->ordinal != sink->ordinal))
+                return 0;
+        }
+    }
+    return any;
+}
+/* }==== */
+
 ltf_status ltf_plan_build(ltf_ctx *ctx, ltf_graph *g) {
     struct ltf_plan *p = calloc(1, sizeof *p);
     if (!p) return ltf_fail_oom(ctx, "plan", sizeof *p);
@@ -481,6 +590,7 @@ ltf_status ltf_plan_build(ltf_ctx *ctx, ltf_graph *g) {
         int ord, dev = g->nodes[i].alive ? ltf_graph_node_device(g, i, &ord) : -1;
         if (dev > LTF_DEVICE_CPU) p->devices = 1;
     }
+    p->fused_placed = groups_placed_alike(g, &p->fast);
     return LTF_OK;
 }
 
@@ -581,8 +691,11 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
     ** on a device (each node runs on its device, else where its inputs are:
     ** docs/devices.md) */
     int placed = ctx->ndevices > 0 && (p->devices || ctx->scope_type > 0 || inputs_elsewhere(g, inputs));
-    const step_list *l = (ctx->tape_record || ctx->graph || placed) ? &p->plain : &p->fast;
-    if (l != &p->fast || (cache && cache->nslots != p->nslots)) cache = NULL;
+    /* with devices, a plan with fused groups (each on one device) keeps
+    ** them: the other steps still go op by op through ltf_op_run */
+    int fast_placed = placed && p->fused_placed && !ctx->device_policy_explicit;
+    const step_list *l = (ctx->tape_record || ctx->graph || (placed && !fast_placed)) ? &p->plain : &p->fast;
+    if (l != &p->fast || placed || (cache && cache->nslots != p->nslots)) cache = NULL;
     int reuse = cache && cache->filled;
     for (int s = 0; reuse && s < p->nslots; s++)
         if (cache->vals[s]) slots[s] = ltf_tensor_retain(cache->vals[s]);
@@ -604,13 +717,16 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
         }
         for (int k = 0; k < s->nin; k++) in[k] = slots[s->in_slot[k]];
         ltf_tensor *o = NULL;
-        if (s->inplace >= 0 && (!s->assumed || assumption_holds(ctx, s, in, &g->nodes[s->node].out[0], &st)))
+        if (s->inplace >= 0 && !placed &&
+            (!s->assumed || assumption_holds(ctx, s, in, &g->nodes[s->node].out[0], &st)))
             o = take_input(ctx, in[s->inplace], &g->nodes[s->node].out[0]);
         if (st != LTF_OK) {
             if (in != in_stack) free(in);
             break;
         }
-        if (s->fused) {
+        if (s->fused && placed) {
+            if ((st = fused_placed(ctx, g, s, in, &o)) == LTF_OK) slots[s->out_slot[0]] = o;
+        } else if (s->fused) {
             const ltf_type *ty = &g->nodes[s->node].out[0];
             if (!o) o = ltf_tensor_empty(ctx, ty->dtype, ty->rank, ty->dims);
             if (!o) st = ctx->last_status;
@@ -621,7 +737,7 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
             st = def->kernel[LTF_DEVICE_CPU](ctx, def, in, s->nin, s->attrs ? s->attrs : &no_attrs, &o, 1);
             if (st != LTF_OK) ltf_tensor_release(o);
             else slots[s->out_slot[0]] = o;
-        } else if (s->direct && s->nout <= 16 && on_cpu(in, s->nin)) {   /* types as planned */
+        } else if (s->direct && !placed && s->nout <= 16 && on_cpu(in, s->nin)) {   /* types as planned */
             const ltf_op_def *def = ltf_op_get(s->op);
             const ltf_node *nd = &g->nodes[s->node];
             ltf_tensor *outs[16];

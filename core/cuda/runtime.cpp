@@ -186,6 +186,10 @@ static void *be_kernel(void *bctx, int op) {
     (void)bctx;
     return (void *)ltf_cuda_kernel(op);
 }
+static int be_fused_run(void *bctx, ltf_ctx *ctx, const struct ltf_fused *f, ltf_tensor *const *ext, int next,
+                        ltf_tensor *out) {
+    return ltf_cuda_fused_run_on((ltf_cuda_dev *)bctx, ctx, f, ext, next, out);
+}
 static const char *be_error(void *bctx) { return ((ltf_cuda_dev *)bctx)->err; }
 static size_t be_in_use(void *bctx) { return ((ltf_cuda_dev *)bctx)->in_use; }
 static size_t be_reserved(void *bctx) { return ((ltf_cuda_dev *)bctx)->reserved; }
@@ -303,5 +307,6 @@ extern "C" __attribute__((visibility("default"))) int ltf_device_module_open(ltf
     out->bytes_reserved = be_reserved;
     out->trim = trim;
     out->close = be_close;
+    out->fused_run = be_fused_run;
     return 0;
 }

@@ -45,6 +45,7 @@
 #include "../ctx.h"
 #include "../device.h"
 #include "../device_alloc.h"
+#include "../fused.h"
 
 #define QUEUE_MAX 64
 #define ARENA_ALIGN 256
@@ -54,7 +55,7 @@
 #include "../cuda/host.h"
 #endif
 
-enum { Q_COPY, Q_ZERO, Q_KERNEL };
+enum { Q_COPY, Q_ZERO, Q_KERNEL, Q_FUSED };
 
 typedef struct sim_task {
     int kind;
@@ -68,6 +69,7 @@ typedef struct sim_task {
     ltf_attrs attrs;
     int nin, nout;
     ltf_tensor **ptrs;        /* nin + nout headers, then their storages, in one block */
+    ltf_fused *fused;         /* Q_FUSED: a copy of the group's program (ops after it, one block) */
 } sim_task;
 
 typedef struct extent {
@@ -167,6 +169,8 @@ static void set_sticky(sim_dev *d, ltf_status st, const char *what, const char *
     snprintf(d->sticky_msg, sizeof d->sticky_msg, "gpusim: a queued %s failed: %.900s", what, msg);
 }
 
+static ltf_status fused_exec(sim_dev *d, const ltf_fused *f, ltf_tensor *const *ext, ltf_tensor *out);
+
 static void run_task(sim_dev *d, sim_task *t) {
     switch (t->kind) {
     case Q_COPY: memmove(t->dst, t->src, t->n); break;
@@ -182,9 +186,21 @@ static void run_task(sim_dev *d, sim_task *t) {
         memcpy(ctx->errmsg, msg, sizeof msg);
         break;
     }
+    case Q_FUSED: {
+        ltf_ctx *ctx = d->ctx;
+        ltf_status saved = ctx->last_status;
+        char msg[LTF_ERRMSG_MAX];
+        memcpy(msg, ctx->errmsg, sizeof msg);
+        ltf_status st = fused_exec(d, t->fused, t->ptrs, t->ptrs[t->nin]);
+        if (st != LTF_OK) set_sticky(d, st, "fused group", ctx->errmsg);
+        ctx->last_status = saved;
+        memcpy(ctx->errmsg, msg, sizeof msg);
+        break;
+    }
     }
     free(t->staging);
     free(t->ptrs);
+    free(t->fused);
 }
 
 /* Run everything queued, in order, with the arena open. */
@@ -414,6 +430,152 @@ static int load_bodies(sim_dev *d, const ltf_core_api *api) {
 }
 /* }==== */
 
+/* {==== Fused groups (the backend's fused_run): the group's program run on
+** the stream, block by block, each member by its device body (the host
+** build of the CUDA kernels) over flat blocks: loads gathered into blocks
+** by their index maps, members writing blocks, the last one the output. */
+#define FUSED_BLOCK 1024
+
+static size_t es_of(ltf_dtype dt) {
+    static const size_t s[] = { 4, 8, 4, 8, 1, 1 };   /* ORDER DTYPE */
+    return (unsigned)dt < sizeof s / sizeof s[0] ? s[dt] : 8;
+}
+
+/* Element offset of linear index i of the group in a load's input. */
+static int64_t load_offset(const ltf_fused_load *l, int64_t i) {
+    switch (l->kind) {
+    case LTF_LOAD_IDENTITY: return i;
+    case LTF_LOAD_SCALAR: return 0;
+    case LTF_LOAD_PERIODIC: {
+        int64_t off = 0, r = i % l->period;
+        for (int d = l->rank - 1; d >= 0; d--) {
+            off += (r % l->dims[d]) * l->strides[d];
+            r /= l->dims[d];
+        }
+        return off;
+    }
+    default: {
+        int64_t off = 0, r = i;
+        for (int d = l->rank - 1; d >= 0; d--) {
+            off += (r % l->dims[d]) * l->strides[d];
+            r /= l->dims[d];
+        }
+        return off;
+    }
+    }
+}
+
+/* A one-dimensional tensor of 'n' elements at 'data' (host memory of the
+** arena or of the scratch), for a device body. */
+static ltf_tensor *flat(ltf_tensor *t, ltf_storage *s, ltf_ctx *ctx, ltf_dtype dt, void *data, int64_t n) {
+    memset(t, 0, sizeof *t);
+    memset(s, 0, sizeof *s);
+    s->refs = 1;
+    s->device = LTF_DEVICE_CPU;
+    s->dtype = dt;
+    s->nbytes = (size_t)n * es_of(dt);
+    s->data = data;
+    s->ctx = ctx;
+    t->refs = 1;
+    t->dtype = dt;
+    t->rank = 1;
+    t->dims[0] = n;
+    t->numel = n;
+    t->storage = s;
+    t->ctx = ctx;
+    return t;
+}
+
+static ltf_status fused_exec(sim_dev *d, const ltf_fused *f, ltf_tensor *const *ext, ltf_tensor *out) {
+    ltf_ctx *ctx = d->ctx;
+    int nb = f->nloads + f->n;
+    char *scratch = malloc((size_t)nb * FUSED_BLOCK * 8);
+    if (!scratch) {
+        snprintf(ctx->errmsg, sizeof ctx->errmsg, "fused group: out of host memory");
+        return ctx->last_status = LTF_ERR_RESOURCE_EXHAUSTED;
+    }
+    ltf_attrs none;
+    memset(&none, 0, sizeof none);
+    none.nints = none.nints2 = -1;
+    size_t oes = es_of(f->dtype);
+    ltf_status st = LTF_OK;
+    for (int64_t b0 = 0; b0 < f->numel && st == LTF_OK; b0 += FUSED_BLOCK) {
+        int64_t n = f->numel - b0 < FUSED_BLOCK ? f->numel - b0 : FUSED_BLOCK;
+        for (int l = 0; l < f->nloads; l++) {
+            const ltf_fused_load *ld = &f->loads[l];
+            size_t es = es_of(ld->dtype);
+            const char *src = LTF_DATA(ext[ld->ext]);
+            char *dst = scratch + (size_t)l * FUSED_BLOCK * 8;
+            for (int64_t k = 0; k < n; k++) memcpy(dst + (size_t)k * es, src + (size_t)load_offset(ld, b0 + k) * es, es);
+        }
+        for (int m = 0; m < f->n && st == LTF_OK; m++) {
+            const ltf_fused_op *op = &f->ops[m];
+            ltf_tensor ti[2], to, *pin[2], *pout = &to;
+            ltf_storage si[2], so;
+            for (int k = 0; k < op->nin; k++) {
+                int x = op->src[k];
+                void *data = x >= 0 ? scratch + (size_t)(f->nloads + x) * FUSED_BLOCK * 8
+                                    : scratch + (size_t)(-x - 1) * FUSED_BLOCK * 8;
+                pin[k] = flat(&ti[k], &si[k], ctx, x >= 0 ? f->ops[x].out_dtype : f->loads[-x - 1].dtype, data, n);
+            }
+            void *odata = m < f->n - 1 ? scratch + (size_t)(f->nloads + m) * FUSED_BLOCK * 8
+                                       : (char *)LTF_DATA(out) + (size_t)b0 * oes;
+            flat(&to, &so, ctx, op->out_dtype, odata, n);
+            const struct body *b = body_of(d, op->def);
+            st = b->fn(ctx, op->def, pin, op->nin, &none, &pout, 1);
+        }
+    }
+    free(scratch);
+    return st;
+}
+
+/* Queue group 'f' on the stream; UNIMPLEMENTED (nothing queued) when a
+** member has no device body. */
+static int sim_fused_run(void *bctx, ltf_ctx *ctx, const ltf_fused *f, ltf_tensor *const *ext, int next,
+                         ltf_tensor *out) {
+    sim_dev *d = bctx;
+    if (d->sticky != LTF_OK) {
+        ltf_status st = d->sticky;
+        d->sticky = LTF_OK;
+        memcpy(ctx->errmsg, d->sticky_msg, sizeof ctx->errmsg);
+        return ctx->last_status = st;
+    }
+    for (int m = 0; m < f->n; m++) {
+        const struct body *b = body_of(d, f->ops[m].def);
+        if (!b || !b->fn) {
+            snprintf(ctx->errmsg, sizeof ctx->errmsg, "fused group: %s has no device body", f->ops[m].def->name);
+            return ctx->last_status = LTF_ERR_UNIMPLEMENTED;
+        }
+    }
+    if (f->numel == 0) return LTF_OK;
+    int n = next + 1;
+    sim_task t = { .kind = Q_FUSED, .nin = next, .nout = 1 };
+    size_t bytes = (size_t)n * (sizeof(ltf_tensor *) + sizeof(ltf_tensor) + sizeof(ltf_storage));
+    t.ptrs = malloc(bytes);
+    t.fused = malloc(sizeof *f + (size_t)f->n * sizeof *f->ops);
+    if (!t.ptrs || !t.fused) {
+        free(t.ptrs);
+        free(t.fused);
+        snprintf(ctx->errmsg, sizeof ctx->errmsg, "fused group: out of memory queueing it");
+        return ctx->last_status = LTF_ERR_RESOURCE_EXHAUSTED;
+    }
+    *t.fused = *f;
+    t.fused->ops = (ltf_fused_op *)(t.fused + 1);
+    memcpy(t.fused->ops, f->ops, (size_t)f->n * sizeof *f->ops);
+    ltf_tensor *hdr = (ltf_tensor *)(t.ptrs + n);
+    ltf_storage *st = (ltf_storage *)(hdr + n);
+    for (int i = 0; i < n; i++) {
+        const ltf_tensor *src = i < next ? ext[i] : out;
+        hdr[i] = *src;
+        st[i] = *src->storage;
+        hdr[i].storage = &st[i];
+        t.ptrs[i] = &hdr[i];
+    }
+    enqueue(d, &t);
+    return LTF_OK;
+}
+/* }==== */
+
 /* {==== Entry point */
 static size_t env_size(const char *name, size_t def) {
     const char *v = getenv(name);
@@ -498,7 +660,7 @@ LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, 
         .name = "gpusim", .type = LTF_DEVICE_CUDA, .alloc = sim_alloc, .free = sim_free, .copy = sim_copy,
         .bctx = d, .ordinal = ordinal, .copy_d2d = sim_copy_d2d, .zero = sim_zero, .sync = sim_sync,
         .kernel = sim_kernel_of, .error = sim_error, .bytes_in_use = sim_in_use, .bytes_reserved = sim_reserved,
-        .trim = sim_trim, .close = sim_close, .kernel_kind = sim_kernel_kind,
+        .trim = sim_trim, .close = sim_close, .kernel_kind = sim_kernel_kind, .fused_run = sim_fused_run,
     };
     return 0;
 }
