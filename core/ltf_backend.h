@@ -85,6 +85,21 @@ typedef struct ltf_backend {
     ** (docs/devices.md, "Traced functions on a device"). */
     int   (*fused_run)(void *bctx, ltf_ctx *ctx, const struct ltf_fused *f, ltf_tensor *const *ext, int next,
                        ltf_tensor *out);
+    /* Graphs of queued work (CUDA graphs), used by plan.c to replay a device
+    ** plan's launches with one call (docs/cuda.md, "Graph replay"). Between
+    ** graph_begin and graph_end the work queued on the stream (kernels,
+    ** fused groups, copies and fills within the device) is recorded, not
+    ** run; graph_end returns the recording, or NULL when it cannot be
+    ** replayed (something during the capture needed the host: a copy to or
+    ** from it, a sync; a CUDA capture error) and the recorded work is then
+    ** dropped. graph_launch queues one run of the recorded work on the
+    ** stream (the first run too); it reads and writes the very buffers the
+    ** capture used, which the caller keeps allocated until graph_free.
+    ** 0 ok; graph_free releases a recording. All four or none. */
+    int   (*graph_begin)(void *bctx);
+    void *(*graph_end)(void *bctx);
+    int   (*graph_launch)(void *bctx, void *graph);
+    void  (*graph_free)(void *bctx, void *graph);
     /* }==== */
 } ltf_backend;
 

@@ -32,6 +32,8 @@ typedef struct ltf_cuda_dev {
     struct ltf_cuda_cache *cache;
     size_t in_use, reserved;           /* bytes handed out; held in all (in use + cached) */
     struct ltf_cuda_fusion *fusion;    /* compiled fused groups (fusion.cpp) */
+    struct ltf_cuda_graph *capture;    /* the graph being captured (graph_begin..graph_end): blocks
+                                       ** freed meanwhile are held until the graph is freed */
     char err[512];                     /* last failure: "cudaErrorX: text" */
 } ltf_cuda_dev;
 

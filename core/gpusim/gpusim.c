@@ -95,6 +95,11 @@ typedef struct sim_dev {
     ** its def, not its op id), for a binary search; NULL 'fn': none */
     struct body { const ltf_op_def *def; ltf_kernel_fn fn; int op; } *bodies;
     int nbodies;
+    /* graph capture (graph_begin .. graph_end): queued tasks are recorded
+    ** into 'cap' instead of the queue; 'cap_bad' when something needed the host */
+    int capturing, cap_bad;
+    sim_task *cap;
+    int ncap, capcap;
 } sim_dev;
 
 /* {==== Arena */
@@ -170,6 +175,7 @@ static void set_sticky(sim_dev *d, ltf_status st, const char *what, const char *
 }
 
 static ltf_status fused_exec(sim_dev *d, const ltf_fused *f, ltf_tensor *const *ext, ltf_tensor *out);
+static void task_free(sim_task *t);
 
 static void run_task(sim_dev *d, sim_task *t) {
     switch (t->kind) {
@@ -216,6 +222,24 @@ static void drain(sim_dev *d) {
 
 /* Queue 't', or run it now when the queue cannot grow or is being drained. */
 static void enqueue(sim_dev *d, const sim_task *t) {
+    if (d->capturing) {
+        if (d->ncap == d->capcap) {
+            int cap = d->capcap ? d->capcap * 2 : QUEUE_MAX;
+            sim_task *q = realloc(d->cap, (size_t)cap * sizeof *q);
+            if (!q) {                        /* cannot record it: the capture fails, the work is dropped */
+                sim_task drop = *t;
+                free(drop.staging);
+                free(drop.ptrs);
+                free(drop.fused);
+                d->cap_bad = 1;
+                return;
+            }
+            d->cap = q;
+            d->capcap = cap;
+        }
+        d->cap[d->ncap++] = *t;
+        return;
+    }
     if (d->draining) {
         sim_task now = *t;
         arena_open(d);
@@ -265,6 +289,7 @@ static void sim_free(void *bctx, void *p, size_t nbytes) { ltf_dalloc_free(&((si
 
 static int sim_copy(void *bctx, void *dst, const void *src, size_t nbytes, int to_host) {
     sim_dev *d = bctx;
+    if (d->capturing) d->cap_bad = 1;        /* a graph cannot hold the host's side (CUDA: pageable memory) */
     if (to_host) {
         drain(d);
         arena_open(d);
@@ -300,6 +325,7 @@ static int sim_zero(void *bctx, void *dst, size_t nbytes) {
 }
 
 static int sim_sync(void *bctx) {
+    if (((sim_dev *)bctx)->capturing) ((sim_dev *)bctx)->cap_bad = 1;
     drain(bctx);
     return take_sticky(bctx);
 }
@@ -316,6 +342,8 @@ static void sim_close(void *bctx) {
     munmap(d->base, d->size);
     free(d->free_ext);
     free(d->q);
+    for (int i = 0; i < d->ncap; i++) task_free(&d->cap[i]);
+    free(d->cap);
     free(d->no_kernel);
     free(d->bodies);
     free(d);
@@ -358,6 +386,7 @@ static ltf_status sim_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
     const struct body *b = body_of(d, def);
     ltf_kernel_fn fn = b && b->fn ? b->fn : def->kernel[LTF_DEVICE_CPU];
     if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE)) || d->draining) {
+        if (d->capturing) d->cap_bad = 1;    /* runs now: not part of a replay */
         drain(d);                            /* reads state now: run in order, now */
         int was = d->draining;
         d->draining = 1;                     /* and what it queues itself runs at once, in order */
@@ -576,6 +605,108 @@ static int sim_fused_run(void *bctx, ltf_ctx *ctx, const ltf_fused *f, ltf_tenso
 }
 /* }==== */
 
+/* {==== Graphs: the recorded tasks, each queued again (a deep copy) at every launch */
+typedef struct sim_graph {
+    sim_task *t;
+    int n;
+} sim_graph;
+
+static void task_free(sim_task *t) {
+    free(t->staging);
+    free(t->ptrs);
+    free(t->fused);
+}
+
+/* A copy of recorded task 'a' that the queue may run and free. 0 ok. */
+static int task_clone(const sim_task *a, sim_task *b) {
+    *b = *a;
+    b->staging = NULL;
+    b->ptrs = NULL;
+    b->fused = NULL;
+    if (a->staging) {
+        if (!(b->staging = malloc(a->n ? a->n : 1))) return -1;
+        memcpy(b->staging, a->staging, a->n);
+        b->src = b->staging;
+    }
+    if (a->ptrs) {
+        int n = a->nin + a->nout;
+        size_t bytes = (size_t)n * (sizeof(ltf_tensor *) + sizeof(ltf_tensor) + sizeof(ltf_storage));
+        if (!(b->ptrs = malloc(bytes ? bytes : 1))) goto fail;
+        memcpy(b->ptrs, a->ptrs, bytes);
+        ltf_tensor *hdr = (ltf_tensor *)(b->ptrs + n);
+        ltf_storage *st = (ltf_storage *)(hdr + n);
+        const ltf_tensor *ahdr = (const ltf_tensor *)(a->ptrs + n);
+        const ltf_storage *ast = (const ltf_storage *)(ahdr + n);
+        for (int i = 0; i < n; i++) {
+            b->ptrs[i] = &hdr[i];
+            if (ahdr[i].storage == &ast[i]) hdr[i].storage = &st[i];
+        }
+    }
+    if (a->fused) {
+        size_t bytes = sizeof *a->fused + (size_t)a->fused->n * sizeof *a->fused->ops;
+        if (!(b->fused = malloc(bytes))) goto fail;
+        memcpy(b->fused, a->fused, bytes);
+        b->fused->ops = (ltf_fused_op *)(b->fused + 1);
+    }
+    return 0;
+fail:
+    task_free(b);
+    return -1;
+}
+
+static int sim_graph_begin(void *bctx) {
+    sim_dev *d = bctx;
+    if (d->capturing) return -1;
+    d->capturing = 1;
+    d->cap_bad = 0;
+    d->ncap = 0;
+    return 0;
+}
+
+static void *sim_graph_end(void *bctx) {
+    sim_dev *d = bctx;
+    d->capturing = 0;
+    sim_graph *g = d->cap_bad ? NULL : malloc(sizeof *g);
+    if (!g) {
+        for (int i = 0; i < d->ncap; i++) task_free(&d->cap[i]);
+        free(d->cap);
+        d->cap = NULL;
+        d->ncap = d->capcap = 0;
+        snprintf(d->err, sizeof d->err, "gpusim: the capture needed the host (a copy to or from it, or a sync)");
+        return NULL;
+    }
+    g->t = d->cap;              /* the recording moves into the graph */
+    g->n = d->ncap;
+    d->cap = NULL;
+    d->ncap = d->capcap = 0;
+    return g;
+}
+
+static int sim_graph_launch(void *bctx, void *graph) {
+    sim_dev *d = bctx;
+    const sim_graph *g = graph;
+    if (d->capturing) return -1;
+    for (int i = 0; i < g->n; i++) {
+        sim_task t;
+        if (task_clone(&g->t[i], &t) != 0) {
+            snprintf(d->err, sizeof d->err, "gpusim: out of host memory launching a graph");
+            return -1;
+        }
+        enqueue(d, &t);
+    }
+    return 0;
+}
+
+static void sim_graph_free(void *bctx, void *graph) {
+    (void)bctx;
+    sim_graph *g = graph;
+    if (!g) return;
+    for (int i = 0; i < g->n; i++) task_free(&g->t[i]);
+    free(g->t);
+    free(g);
+}
+/* }==== */
+
 /* {==== Entry point */
 static size_t env_size(const char *name, size_t def) {
     const char *v = getenv(name);
@@ -661,6 +792,8 @@ LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, 
         .bctx = d, .ordinal = ordinal, .copy_d2d = sim_copy_d2d, .zero = sim_zero, .sync = sim_sync,
         .kernel = sim_kernel_of, .error = sim_error, .bytes_in_use = sim_in_use, .bytes_reserved = sim_reserved,
         .trim = sim_trim, .close = sim_close, .kernel_kind = sim_kernel_kind, .fused_run = sim_fused_run,
+        .graph_begin = sim_graph_begin, .graph_end = sim_graph_end, .graph_launch = sim_graph_launch,
+        .graph_free = sim_graph_free,
     };
     return 0;
 }
