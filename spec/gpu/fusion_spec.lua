@@ -101,7 +101,7 @@ describe("fused groups of traced functions on the GPU", function()
     assert.matches("division by zero", tostring(err.message or err))
   end)
 
-  gpu_it("gradients of a traced function on the GPU equal the CPU's (forward and backward fused on the device)", function()
+  gpu_it("gradients of a traced function on the GPU equal the CPU's (both passes fused on the device)", function()
     local f = tf.fn(function(x) return tf.tanh(x * 2 + 1) * x end)
     local function grad(x)
       local tape = tf.GradientTape()

@@ -321,7 +321,9 @@ local cases = {
     return function(x)
       local tape = tf.GradientTape()
       tape:watch(x)
-      local y = tape:record(function() return tf.reduce_sum(tf.square(tf.strided_slice(x, {2, 4}, {5, 1}, {2, -1}))) end)
+      local y = tape:record(function()
+        return tf.reduce_sum(tf.square(tf.strided_slice(x, {2, 4}, {5, 1}, {2, -1})))
+      end)
       return tape:gradient(y, x)
     end, {values({5, 4}, dt)}
   end},

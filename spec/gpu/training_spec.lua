@@ -148,7 +148,8 @@ describe("Keras on the GPU", function()
       assert.is_nil(({matmul = 1, apply_adam = 1, add = 1})[op], op .. " fell back to the host")
     end
   end)
-  gpu_it("fits the guide's convnet (Conv2D, MaxPooling2D, Dense, Adam) like on the CPU, every op but the random ones on device kernels", function()
+  gpu_it("fits the guide's convnet (Conv2D, MaxPooling2D, Dense, Adam) like on the CPU, "
+         .. "every op but the random ones on device kernels", function()
     local L = tf.keras.layers
     local function fit(scope)
       return tf.device(scope, function()
