@@ -120,7 +120,8 @@ static int device_device_policy(lua_State *L) {
 }
 
 /* core.device_kernel_stats() -> {op = {device=, emulated=, host=}} for the
-** ops that ran on a GPU since the last reset. */
+** ops that ran on a GPU since the last reset, and the rows fused_group,
+** graph_capture and graph_replay (docs/cuda.md). */
 static int device_kernel_stats(lua_State *L) {
     ltf_ctx *ctx = ltfL_ctx(L);
     static const char *const names[LTF_KERNEL_RAN_COUNT] = { "device", "emulated", "host" };
@@ -135,6 +136,23 @@ static int device_kernel_stats(lua_State *L) {
             lua_setfield(L, -2, names[k]);
         }
         lua_setfield(L, -2, ltf_op_name(op));
+    }
+    /* rows that are not ops (ltf.h: LTF_KERNEL_STATS_*) */
+    static const struct { int row; const char *name; } extra[] = {
+        { LTF_KERNEL_STATS_FUSED_GROUP, "fused_group" },
+        { LTF_KERNEL_STATS_GRAPH_CAPTURE, "graph_capture" },
+        { LTF_KERNEL_STATS_GRAPH_REPLAY, "graph_replay" },
+    };
+    for (size_t e = 0; e < sizeof extra / sizeof extra[0]; e++) {
+        uint64_t c[LTF_KERNEL_RAN_COUNT];
+        ltf_ctx_device_kernel_stats(ctx, extra[e].row, c);
+        if (c[0] == 0 && c[1] == 0 && c[2] == 0) continue;
+        lua_createtable(L, 0, LTF_KERNEL_RAN_COUNT);
+        for (int k = 0; k < LTF_KERNEL_RAN_COUNT; k++) {
+            lua_pushinteger(L, (lua_Integer)c[k]);
+            lua_setfield(L, -2, names[k]);
+        }
+        lua_setfield(L, -2, extra[e].name);
     }
     return 1;
 }

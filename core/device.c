@@ -100,7 +100,7 @@ static void find_devices(ltf_ctx *ctx) {
     void *sym = dlsym(h, LTF_DEVICE_MODULE_OPEN);
     char err[256] = "";
     int n = sym ? ((ltf_device_module_open_fn)sym)(ctx, 0, NULL, err, sizeof err) : 0;
-    uint64_t *stats = n > 0 ? calloc((size_t)LTF_OP_COUNT * LTF_KERNEL_RAN_COUNT, sizeof *stats) : NULL;
+    uint64_t *stats = n > 0 ? calloc((size_t)(LTF_OP_COUNT + LTF_KERNEL_STATS_EXTRA_ROWS) * LTF_KERNEL_RAN_COUNT, sizeof *stats) : NULL;
     if (!stats) {   /* no device (or no memory for the counts: no GPU either) */
         dlclose(h);
         return;
@@ -220,18 +220,31 @@ ltf_status ltf_ctx_device_sync(ltf_ctx *ctx, ltf_device_type type, int ordinal) 
                         ltf_device_str(type, ordinal, name), be->error(be->bctx));
     return LTF_OK;
 }
+/* The row of op id or LTF_KERNEL_STATS_* 'op'; -1 when out of range. */
+static int stats_row(int op) {
+    if (op >= 0 && op < LTF_OP_COUNT) return op;
+    if (op <= -2 && op > -2 - LTF_KERNEL_STATS_EXTRA_ROWS) return LTF_OP_COUNT + (-op - 2);
+    return -1;
+}
+
 void ltf_ctx_device_kernel_stats(const ltf_ctx *ctx, int op, uint64_t *out) {
+    int row = stats_row(op);
     for (int k = 0; k < LTF_KERNEL_RAN_COUNT; k++)
-        out[k] = ctx->kernel_stats && op >= 0 && op < LTF_OP_COUNT ? ctx->kernel_stats[op * LTF_KERNEL_RAN_COUNT + k] : 0;
+        out[k] = ctx->kernel_stats && row >= 0 ? ctx->kernel_stats[row * LTF_KERNEL_RAN_COUNT + k] : 0;
 }
 
 void ltf_ctx_reset_device_kernel_stats(ltf_ctx *ctx) {
-    if (ctx->kernel_stats) memset(ctx->kernel_stats, 0, (size_t)LTF_OP_COUNT * LTF_KERNEL_RAN_COUNT * sizeof *ctx->kernel_stats);
+    if (ctx->kernel_stats)
+        memset(ctx->kernel_stats, 0,
+               (size_t)(LTF_OP_COUNT + LTF_KERNEL_STATS_EXTRA_ROWS) * LTF_KERNEL_RAN_COUNT * sizeof *ctx->kernel_stats);
 }
 
-static void count_kernel(ltf_ctx *ctx, ltf_op_id op, int how) {
-    if (ctx->kernel_stats && op >= 0 && op < LTF_OP_COUNT) ctx->kernel_stats[op * LTF_KERNEL_RAN_COUNT + how]++;
+void ltf_device_count(ltf_ctx *ctx, int op, int how) {
+    int row = stats_row(op);
+    if (ctx->kernel_stats && row >= 0) ctx->kernel_stats[row * LTF_KERNEL_RAN_COUNT + how]++;
 }
+
+static void count_kernel(ltf_ctx *ctx, ltf_op_id op, int how) { ltf_device_count(ctx, op, how); }
 /* }==== */
 
 /* {==== Copies */

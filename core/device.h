@@ -47,6 +47,9 @@ LTF_INTERNAL ltf_status ltf_tensor_copy_into(ltf_ctx *ctx, ltf_tensor *dst, cons
 LTF_INTERNAL ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in,
                                           int nin, const ltf_attrs *a, const ltf_attrs *given, const ltf_type *types,
                                           int n, ltf_tensor **out);
+/* Count one run of op id or LTF_KERNEL_STATS_* row 'op' as 'how'
+** (LTF_KERNEL_RAN_*) in the context's device kernel statistics. */
+LTF_INTERNAL void ltf_device_count(ltf_ctx *ctx, int op, int how);
 /* The device a variable's value lives on, for a resource handle; -1 otherwise. */
 LTF_INTERNAL int ltf_device_of_handle(const ltf_tensor *h, int *ordinal);
 

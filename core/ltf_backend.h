@@ -24,6 +24,8 @@
 
 #include "ltf.h"
 
+struct ltf_fused;                     /* fused.h */
+
 typedef struct ltf_backend {
     const char *name;                 /* "cpu", "cuda", "gpusim" */
     ltf_device_type type;
@@ -66,6 +68,38 @@ typedef struct ltf_backend {
     ** its stream, for ops without a device body); NULL: every kernel is a
     ** device kernel. Only for the counts of ltf_ctx_device_kernel_stats. */
     int   (*kernel_kind)(void *bctx, int op);
+    /* }==== */
+
+    /* {==== Optional entries, added after the first version of this struct
+    ** (a module that predates them leaves them NULL) */
+    /* Run fused elementwise group 'f' (fused.h: a plan's straight-line
+    ** program of unary/binary/cast members over loads) on this device, as
+    ** cpu/fused.c's ltf_cpu_fused_run does on the host: 'ext' (the group's
+    ** external inputs, shapes as planned) and 'out' (f->numel elements of
+    ** f->dtype, possibly one of the inputs) are on this device. Queued on the
+    ** stream like a kernel. Returns LTF_OK; LTF_ERR_UNIMPLEMENTED, with
+    ** nothing queued, when the device cannot run this group (a member
+    ** without a device form: the plan executor then runs it on the host over
+    ** copies); another status with the message in ctx on failure. NULL: the
+    ** executor runs every group on the host over copies. Used by plan.c
+    ** (docs/devices.md, "Traced functions on a device"). */
+    int   (*fused_run)(void *bctx, ltf_ctx *ctx, const struct ltf_fused *f, ltf_tensor *const *ext, int next,
+                       ltf_tensor *out);
+    /* Graphs of queued work (CUDA graphs), used by plan.c to replay a device
+    ** plan's launches with one call (docs/cuda.md, "Graph replay"). Between
+    ** graph_begin and graph_end the work queued on the stream (kernels,
+    ** fused groups, copies and fills within the device) is recorded, not
+    ** run; graph_end returns the recording, or NULL when it cannot be
+    ** replayed (something during the capture needed the host: a copy to or
+    ** from it, a sync; a CUDA capture error) and the recorded work is then
+    ** dropped. graph_launch queues one run of the recorded work on the
+    ** stream (the first run too); it reads and writes the very buffers the
+    ** capture used, which the caller keeps allocated until graph_free.
+    ** 0 ok; graph_free releases a recording. All four or none. */
+    int   (*graph_begin)(void *bctx);
+    void *(*graph_end)(void *bctx);
+    int   (*graph_launch)(void *bctx, void *graph);
+    void  (*graph_free)(void *bctx, void *graph);
     /* }==== */
 } ltf_backend;
 

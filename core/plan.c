@@ -51,6 +51,21 @@ typedef struct step_list {
     int n;
 } step_list;
 
+/* A device plan captured as a graph of its launches (ltf_backend.graph_*):
+** replays copy the inputs into 'in', launch the graph and copy 'out'. */
+typedef struct plan_graph {
+    int state;                /* 0: not tried, 1: captured, -1: not replayable (never tried again) */
+    const ltf_backend *be;
+    int ordinal;
+    void *graph;
+    int nin, nout;
+    ltf_tensor **in;          /* private device copies the captured work reads */
+    ltf_tensor **out;         /* the values the captured work writes as the outputs */
+    ltf_tensor **consts;      /* device copies of the constants, per p->consts */
+    ltf_tensor **held;        /* every step's outputs during the capture: their memory stays the graph's */
+    int nheld, capheld;
+} plan_graph;
+
 struct ltf_plan {
     int nslots;
     int *slot_base;           /* first slot of each node */
@@ -59,7 +74,12 @@ struct ltf_plan {
     unsigned char *owned;     /* slots filled by steps (released), not consts/inputs */
     int *consts, nconsts;     /* live constant nodes */
     int devices;              /* a node is placed on, or a constant lives on, a device other
-                              ** than the host: runs go op by op (the plain list) */
+                              ** than the host: runs go op by op (the plain list) unless
+                              ** 'fused_placed' */
+    int fused_placed;         /* the fast list has fused groups, and each group's members share
+                              ** one placement: runs with devices take the fast list, other
+                              ** steps op by op, each group as one step on its device */
+    plan_graph graph;         /* graph replay of a device plan (docs/cuda.md) */
 };
 
 static void free_steps(step_list *l) {
@@ -74,8 +94,26 @@ static void free_steps(step_list *l) {
     free(l->v);
 }
 
+static void release_array(ltf_tensor **t, int n) {
+    for (int k = 0; t && k < n; k++) ltf_tensor_release(t[k]);
+    free(t);
+}
+
+/* Drop a capture: the recording first, then the buffers it used. */
+static void graph_clear(plan_graph *pg, int nconsts) {
+    if (pg->graph) pg->be->graph_free(pg->be->bctx, pg->graph);
+    pg->graph = NULL;
+    release_array(pg->in, pg->nin);
+    release_array(pg->out, pg->nout);
+    release_array(pg->consts, nconsts);
+    release_array(pg->held, pg->nheld);
+    pg->in = pg->out = pg->consts = pg->held = NULL;
+    pg->nheld = pg->capheld = 0;
+}
+
 void ltf_plan_free(struct ltf_plan *p) {
     if (!p) return;
+    graph_clear(&p->graph, p->nconsts);
     free_steps(&p->fast);
     free_steps(&p->plain);
     free(p->slot_base);
@@ -398,6 +436,111 @@ static ltf_tensor *take_input(ltf_ctx *ctx, ltf_tensor *x, const ltf_type *ty) {
 }
 /* }==== */
 
+/* {==== Fused groups when devices are involved */
+/* Where a placed run runs the group of step 's' (as ltf_device_op_run
+** places an op: the node's device, else the scope's, else the first input's
+** not on the host). */
+static ltf_device_type fused_device(const ltf_ctx *ctx, const ltf_node *nd, ltf_tensor *const *in, int nin,
+                                    int *ordinal) {
+    *ordinal = 0;
+    if (nd->device >= 0) {
+        *ordinal = nd->ordinal;
+        return (ltf_device_type)nd->device;
+    }
+    if (ctx->scope_type >= 0) {
+        *ordinal = ctx->scope_ordinal;
+        return (ltf_device_type)ctx->scope_type;
+    }
+    for (int k = 0; k < nin; k++)
+        if (in[k]->storage->device != LTF_DEVICE_CPU) {
+            *ordinal = in[k]->storage->ordinal;
+            return in[k]->storage->device;
+        }
+    return LTF_DEVICE_CPU;
+}
+
+static void release_n(ltf_tensor **t, int n) {
+    for (int k = 0; k < n; k++) ltf_tensor_release(t[k]);
+}
+
+/* The inputs 'in' on (type, ordinal) into 'mv' (retained when there). */
+static ltf_status move_inputs(ltf_ctx *ctx, ltf_tensor *const *in, int nin, ltf_device_type type, int ordinal,
+                              ltf_tensor **mv) {
+    for (int k = 0; k < nin; k++) {
+        ltf_status st = ltf_tensor_to_device(ctx, in[k], type, ordinal, &mv[k]);
+        if (st != LTF_OK) {
+            release_n(mv, k);
+            return st;
+        }
+    }
+    return LTF_OK;
+}
+
+/* Fused group step 's' in a run with devices: on a device, one call of the
+** backend's fused_run (one launch; counted as the fused_group row's
+** 'device'); where the device has no fused_run or refuses the group
+** (UNIMPLEMENTED), on the host over copies (counted as 'host'); a group
+** placed on the host runs cpu/fused.c's program over host copies. */
+static ltf_status fused_placed(ltf_ctx *ctx, const ltf_graph *g, const plan_step *s, ltf_tensor *const *in,
+                               ltf_tensor **out) {
+    const ltf_node *nd = &g->nodes[s->node];
+    const ltf_type *ty = &nd->out[0];
+    const ltf_fused *f = s->fused;
+    ltf_tensor *mv[LTF_FUSED_MAX_EXT];
+    int ordinal;
+    ltf_device_type type = fused_device(ctx, nd, in, s->nin, &ordinal);
+    const ltf_backend *be = type == LTF_DEVICE_CPU ? NULL : ltf_device_get(ctx, type, ordinal, "fused group");
+    if (type != LTF_DEVICE_CPU && !be) return ctx->last_status;
+    ltf_status st;
+    if (be && be->fused_run) {
+        if ((st = move_inputs(ctx, in, s->nin, type, ordinal, mv)) != LTF_OK) return st;
+        ltf_tensor *o = ltf_tensor_empty_on(ctx, ty->dtype, ty->rank, ty->dims, type, ordinal, "fused group");
+        st = o ? (ltf_status)be->fused_run(be->bctx, ctx, f, mv, s->nin, o) : ctx->last_status;
+        release_n(mv, s->nin);
+        if (st == LTF_OK) {
+            ltf_device_count(ctx, LTF_KERNEL_STATS_FUSED_GROUP, LTF_KERNEL_RAN_DEVICE);
+            *out = o;
+            return LTF_OK;
+        }
+        ltf_tensor_release(o);
+        if (st != LTF_ERR_UNIMPLEMENTED) return st;
+        ctx->last_status = LTF_OK;   /* refused: the host runs it */
+    }
+    if ((st = move_inputs(ctx, in, s->nin, LTF_DEVICE_CPU, 0, mv)) != LTF_OK) return st;
+    ltf_tensor *h = ltf_tensor_empty(ctx, ty->dtype, ty->rank, ty->dims);
+    st = h ? ltf_cpu_fused_run(ctx, f, mv, s->nin, h) : ctx->last_status;
+    release_n(mv, s->nin);
+    if (st != LTF_OK) {
+        ltf_tensor_release(h);
+        return st;
+    }
+    if (type == LTF_DEVICE_CPU) {
+        *out = h;
+        return LTF_OK;
+    }
+    ltf_device_count(ctx, LTF_KERNEL_STATS_FUSED_GROUP, LTF_KERNEL_RAN_HOST);
+    st = ltf_tensor_to_device(ctx, h, type, ordinal, out);
+    ltf_tensor_release(h);
+    return st;
+}
+
+/* Whether every fused group's members share one placement (and there is one). */
+static int groups_placed_alike(const ltf_graph *g, const step_list *fast) {
+    int any = 0;
+    for (int i = 0; i < fast->n; i++) {
+        if (!fast->v[i].fused) continue;
+        any = 1;
+        const ltf_node *sink = &g->nodes[fast->v[i].node];
+        for (int j = 0; j < g->n; j++) {
+            const ltf_node *m = &g->nodes[j];
+            if (m->alive && m->fused == sink->fused && (m->device != sink->device || m->ordinal != sink->ordinal))
+                return 0;
+        }
+    }
+    return any;
+}
+/* }==== */
+
 ltf_status ltf_plan_build(ltf_ctx *ctx, ltf_graph *g) {
     struct ltf_plan *p = calloc(1, sizeof *p);
     if (!p) return ltf_fail_oom(ctx, "plan", sizeof *p);
@@ -481,6 +624,7 @@ ltf_status ltf_plan_build(ltf_ctx *ctx, ltf_graph *g) {
         int ord, dev = g->nodes[i].alive ? ltf_graph_node_device(g, i, &ord) : -1;
         if (dev > LTF_DEVICE_CPU) p->devices = 1;
     }
+    p->fused_placed = groups_placed_alike(g, &p->fast);
     return LTF_OK;
 }
 
@@ -567,22 +711,42 @@ ltf_status ltf_plan_run(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, l
     return ltf_plan_run_cached(ctx, g, inputs, outputs, NULL);
 }
 
-ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
-                               ltf_loop_cache *cache) {
+/* Keep 't' for the capture 'pg' (its memory is the graph's until it is freed). */
+static ltf_status hold(ltf_ctx *ctx, plan_graph *pg, ltf_tensor *t) {
+    if (!t) return LTF_OK;
+    if (pg->nheld == pg->capheld) {
+        int cap = pg->capheld ? 2 * pg->capheld : 32;
+        ltf_tensor **h = realloc(pg->held, sizeof *h * (size_t)cap);
+        if (!h) return ltf_fail_oom(ctx, "graph capture", 0);
+        pg->held = h;
+        pg->capheld = cap;
+    }
+    pg->held[pg->nheld++] = ltf_tensor_retain(t);
+    return LTF_OK;
+}
+
+/* Run the steps. 'pg': a capture in progress (constants from its device
+** copies, every step's outputs held). */
+static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
+                            ltf_loop_cache *cache, plan_graph *pg) {
     struct ltf_plan *p = g->plan;
     ltf_tensor *stack_slots[128];
     ltf_tensor **slots = p->nslots <= 128 ? stack_slots : calloc((size_t)p->nslots, sizeof *slots);
     if (!slots) return ltf_fail_oom(ctx, "graph run", 0);
     memset(slots, 0, sizeof *slots * (size_t)p->nslots);
     for (int i = 0; i < g->ninputs; i++) slots[p->slot_base[g->inputs[i]]] = inputs[i];
-    for (int c = 0; c < p->nconsts; c++) slots[p->slot_base[p->consts[c]]] = g->nodes[p->consts[c]].value;
+    for (int c = 0; c < p->nconsts; c++)
+        slots[p->slot_base[p->consts[c]]] = pg ? pg->consts[c] : g->nodes[p->consts[c]].value;
     /* while a tape records or another graph is traced, every op must go
     ** through ltf_op_run one by one; so must a graph with nodes or values
     ** on a device (each node runs on its device, else where its inputs are:
     ** docs/devices.md) */
     int placed = ctx->ndevices > 0 && (p->devices || ctx->scope_type > 0 || inputs_elsewhere(g, inputs));
-    const step_list *l = (ctx->tape_record || ctx->graph || placed) ? &p->plain : &p->fast;
-    if (l != &p->fast || (cache && cache->nslots != p->nslots)) cache = NULL;
+    /* with devices, a plan with fused groups (each on one device) keeps
+    ** them: the other steps still go op by op through ltf_op_run */
+    int fast_placed = placed && p->fused_placed && !ctx->device_policy_explicit;
+    const step_list *l = (ctx->tape_record || ctx->graph || (placed && !fast_placed)) ? &p->plain : &p->fast;
+    if (l != &p->fast || placed || (cache && cache->nslots != p->nslots)) cache = NULL;
     int reuse = cache && cache->filled;
     for (int s = 0; reuse && s < p->nslots; s++)
         if (cache->vals[s]) slots[s] = ltf_tensor_retain(cache->vals[s]);
@@ -604,13 +768,16 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
         }
         for (int k = 0; k < s->nin; k++) in[k] = slots[s->in_slot[k]];
         ltf_tensor *o = NULL;
-        if (s->inplace >= 0 && (!s->assumed || assumption_holds(ctx, s, in, &g->nodes[s->node].out[0], &st)))
+        if (s->inplace >= 0 && !placed &&
+            (!s->assumed || assumption_holds(ctx, s, in, &g->nodes[s->node].out[0], &st)))
             o = take_input(ctx, in[s->inplace], &g->nodes[s->node].out[0]);
         if (st != LTF_OK) {
             if (in != in_stack) free(in);
             break;
         }
-        if (s->fused) {
+        if (s->fused && placed) {
+            if ((st = fused_placed(ctx, g, s, in, &o)) == LTF_OK) slots[s->out_slot[0]] = o;
+        } else if (s->fused) {
             const ltf_type *ty = &g->nodes[s->node].out[0];
             if (!o) o = ltf_tensor_empty(ctx, ty->dtype, ty->rank, ty->dims);
             if (!o) st = ctx->last_status;
@@ -621,7 +788,7 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
             st = def->kernel[LTF_DEVICE_CPU](ctx, def, in, s->nin, s->attrs ? s->attrs : &no_attrs, &o, 1);
             if (st != LTF_OK) ltf_tensor_release(o);
             else slots[s->out_slot[0]] = o;
-        } else if (s->direct && s->nout <= 16 && on_cpu(in, s->nin)) {   /* types as planned */
+        } else if (s->direct && !placed && s->nout <= 16 && on_cpu(in, s->nin)) {   /* types as planned */
             const ltf_op_def *def = ltf_op_get(s->op);
             const ltf_node *nd = &g->nodes[s->node];
             ltf_tensor *outs[16];
@@ -662,6 +829,7 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
             if (o && o != outs) free(o);
         }
         if (in != in_stack) free(in);
+        for (int k = 0; pg && st == LTF_OK && k < s->nout; k++) st = hold(ctx, pg, slots[s->out_slot[k]]);
         if (cache && !reuse && cache->inv[i] && st == LTF_OK)
             for (int k = 0; k < s->nout; k++) cache->vals[s->out_slot[k]] = ltf_tensor_retain(slots[s->out_slot[k]]);
         for (int r = 0; r < s->nrelease; r++) {
@@ -678,3 +846,161 @@ ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *in
     if (slots != stack_slots) free(slots);
     return st;
 }
+
+/* {==== Graph replay of device plans */
+/* The device a plan may be captured on: every input on one GPU (none a
+** resource or string), the backend with graph entries, no tape or trace,
+** and every step one the device runs on its own stream: a fused group, or
+** an op with a device kernel (not emulated) that is not stateful, on
+** variables, host-orchestrated or sized from the data; constants only of
+** numeric dtypes. NULL when not. */
+static const ltf_backend *graph_device(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, int *ordinal) {
+    struct ltf_plan *p = g->plan;
+    const char *off = getenv("LTF_NO_DEVICE_GRAPHS");
+    if ((off && strcmp(off, "1") == 0) || ctx->tape_record || ctx->graph || ctx->device_policy_explicit ||
+        ctx->ndevices <= 0 || g->ninputs <= 0)
+        return NULL;
+    int ord = -1;
+    for (int i = 0; i < g->ninputs; i++) {
+        const ltf_tensor *t = inputs[i];
+        if (!t->storage || t->storage->device != LTF_DEVICE_CUDA || t->dtype == LTF_DTYPE_RESOURCE ||
+            t->dtype == LTF_DTYPE_STRING || (ord >= 0 && t->storage->ordinal != ord))
+            return NULL;
+        ord = t->storage->ordinal;
+    }
+    if (ctx->scope_type >= 0 && (ctx->scope_type != LTF_DEVICE_CUDA || ctx->scope_ordinal != ord)) return NULL;
+    const ltf_backend *be = ctx->devices[ord];
+    if (!be || !be->graph_begin || !be->graph_end || !be->graph_launch || !be->graph_free) return NULL;
+    for (int c = 0; c < p->nconsts; c++) {
+        const ltf_tensor *v = g->nodes[p->consts[c]].value;
+        if (!v || !v->storage || v->dtype == LTF_DTYPE_RESOURCE || v->dtype == LTF_DTYPE_STRING ||
+            (v->storage->device != LTF_DEVICE_CPU && (v->storage->device != LTF_DEVICE_CUDA || v->storage->ordinal != ord)))
+            return NULL;
+    }
+    const step_list *l = p->fused_placed ? &p->fast : &p->plain;
+    for (int i = 0; i < l->n; i++) {
+        const plan_step *s = &l->v[i];
+        const ltf_node *nd = &g->nodes[s->node];
+        if (nd->device >= 0 && (nd->device != LTF_DEVICE_CUDA || nd->ordinal != ord)) return NULL;
+        if (s->fused) {
+            if (!be->fused_run) return NULL;
+            continue;
+        }
+        const ltf_op_def *def = ltf_op_get(s->op);
+        if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE | LTF_OP_KERNEL_ALLOCATES | LTF_OP_READS_VARIABLE)) ||
+            s->op == LTF_OP_COND || s->op == LTF_OP_WHILE || s->op == LTF_OP_PRINT || !be->kernel ||
+            !be->kernel(be->bctx, s->op) ||
+            (be->kernel_kind && be->kernel_kind(be->bctx, s->op) == LTF_KERNEL_EMULATED))
+            return NULL;
+        for (int k = 0; k < nd->nout; k++)
+            if (nd->out[k].dtype == LTF_DTYPE_STRING || nd->out[k].dtype == LTF_DTYPE_RESOURCE) return NULL;
+    }
+    *ordinal = ord;
+    return be;
+}
+
+/* Fresh device copies of the captured outputs (later replays overwrite those). */
+static ltf_status graph_outputs(ltf_ctx *ctx, const plan_graph *pg, ltf_tensor **outputs) {
+    for (int k = 0; k < pg->nout; k++) {
+        const ltf_tensor *o = pg->out[k];
+        outputs[k] = ltf_tensor_empty_on(ctx, o->dtype, o->rank, o->dims, LTF_DEVICE_CUDA, pg->ordinal, "graph replay");
+        ltf_status st = outputs[k] ? ltf_tensor_copy_into(ctx, outputs[k], o) : ctx->last_status;
+        if (st != LTF_OK) {
+            release_n(outputs, outputs[k] ? k + 1 : k);
+            return st;
+        }
+    }
+    return LTF_OK;
+}
+
+/* Record the plan's launches on its device and run them once (the
+** outputs); LTF_ERR_UNIMPLEMENTED (state -1) when the device refused the
+** capture: the caller then runs the plan as usual. */
+static ltf_status graph_capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
+                                const ltf_backend *be, int ordinal) {
+    struct ltf_plan *p = g->plan;
+    plan_graph *pg = &p->graph;
+    pg->state = -1;
+    pg->be = be;
+    pg->ordinal = ordinal;
+    pg->nin = g->ninputs;
+    pg->nout = g->noutputs;
+    pg->in = calloc((size_t)pg->nin + 1, sizeof *pg->in);
+    pg->out = calloc((size_t)pg->nout + 1, sizeof *pg->out);
+    pg->consts = calloc((size_t)p->nconsts + 1, sizeof *pg->consts);
+    ltf_status st = pg->in && pg->out && pg->consts ? LTF_OK : ltf_fail_oom(ctx, "graph capture", 0);
+    /* before the capture: the constants on the device, private copies of the inputs */
+    for (int c = 0; c < p->nconsts && st == LTF_OK; c++)
+        st = ltf_tensor_to_device(ctx, g->nodes[p->consts[c]].value, LTF_DEVICE_CUDA, ordinal, &pg->consts[c]);
+    for (int i = 0; i < pg->nin && st == LTF_OK; i++) {
+        const ltf_tensor *x = inputs[i];
+        pg->in[i] = ltf_tensor_empty_on(ctx, x->dtype, x->rank, x->dims, LTF_DEVICE_CUDA, ordinal, "graph capture");
+        st = pg->in[i] ? ltf_tensor_copy_into(ctx, pg->in[i], x) : ctx->last_status;
+    }
+    if (st != LTF_OK) {
+        graph_clear(pg, p->nconsts);
+        return st;
+    }
+    if (be->graph_begin(be->bctx) != 0) {
+        graph_clear(pg, p->nconsts);
+        return LTF_ERR_UNIMPLEMENTED;
+    }
+    st = plan_exec(ctx, g, pg->in, pg->out, NULL, pg);
+    pg->graph = be->graph_end(be->bctx);
+    if (st != LTF_OK || !pg->graph) {   /* the recorded work never ran: run the plan as usual */
+        graph_clear(pg, p->nconsts);
+        ctx->last_status = LTF_OK;
+        return LTF_ERR_UNIMPLEMENTED;
+    }
+    if (be->graph_launch(be->bctx, pg->graph) != 0) {
+        char name[LTF_DEVICE_STR];
+        st = ltf_fail(ctx, LTF_ERR_INTERNAL, "graph replay: launch on %s failed: %s",
+                      ltf_device_str(LTF_DEVICE_CUDA, ordinal, name), be->error(be->bctx));
+        graph_clear(pg, p->nconsts);
+        return st;
+    }
+    pg->state = 1;
+    ltf_device_count(ctx, LTF_KERNEL_STATS_GRAPH_CAPTURE, LTF_KERNEL_RAN_DEVICE);
+    return graph_outputs(ctx, pg, outputs);
+}
+
+/* Whether 'inputs' are where and what the capture's were. */
+static int graph_matches(const plan_graph *pg, ltf_tensor *const *inputs) {
+    for (int i = 0; i < pg->nin; i++) {
+        const ltf_tensor *x = inputs[i], *c = pg->in[i];
+        if (!x->storage || x->storage->device != LTF_DEVICE_CUDA || x->storage->ordinal != pg->ordinal ||
+            x->dtype != c->dtype || x->rank != c->rank || memcmp(x->dims, c->dims, sizeof(int64_t) * (size_t)x->rank))
+            return 0;
+    }
+    return 1;
+}
+
+static ltf_status graph_replay(ltf_ctx *ctx, plan_graph *pg, ltf_tensor *const *inputs, ltf_tensor **outputs) {
+    for (int i = 0; i < pg->nin; i++) {
+        ltf_status st = ltf_tensor_copy_into(ctx, pg->in[i], inputs[i]);
+        if (st != LTF_OK) return st;
+    }
+    if (pg->be->graph_launch(pg->be->bctx, pg->graph) != 0) {
+        char name[LTF_DEVICE_STR];
+        return ltf_fail(ctx, LTF_ERR_INTERNAL, "graph replay: launch on %s failed: %s",
+                        ltf_device_str(LTF_DEVICE_CUDA, pg->ordinal, name), pg->be->error(pg->be->bctx));
+    }
+    ltf_device_count(ctx, LTF_KERNEL_STATS_GRAPH_REPLAY, LTF_KERNEL_RAN_DEVICE);
+    return graph_outputs(ctx, pg, outputs);
+}
+
+ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
+                               ltf_loop_cache *cache) {
+    plan_graph *pg = &g->plan->graph;
+    int ordinal;
+    if (pg->state >= 0) {
+        const ltf_backend *be = graph_device(ctx, g, inputs, &ordinal);
+        if (be && pg->state == 1 && be == pg->be && graph_matches(pg, inputs)) return graph_replay(ctx, pg, inputs, outputs);
+        if (be && pg->state == 0) {
+            ltf_status st = graph_capture(ctx, g, inputs, outputs, be, ordinal);
+            if (st != LTF_ERR_UNIMPLEMENTED) return st;
+        }
+    }
+    return plan_exec(ctx, g, inputs, outputs, cache, NULL);
+}
+/* }==== */

@@ -203,7 +203,11 @@ static int fused_fail(ltf_ctx *ctx, ltf_status code, const char *fmt, const char
 extern "C" __attribute__((visibility("default"))) int ltf_cuda_fused_run(ltf_ctx *ctx, const ltf_fused *f,
                                                                           ltf_tensor *const *ext, int next,
                                                                           ltf_tensor *out) {
-    ltf_cuda_dev *d = ltf_cuda_dev_of(ctx);
+    return ltf_cuda_fused_run_on(ltf_cuda_dev_of(ctx), ctx, f, ext, next, out);
+}
+
+int ltf_cuda_fused_run_on(ltf_cuda_dev *d, ltf_ctx *ctx, const ltf_fused *f, ltf_tensor *const *ext, int next,
+                          ltf_tensor *out) {
     if (!d) return fused_fail(ctx, LTF_ERR_FAILED_PRECONDITION, "%s%s", "fused group: no CUDA device is open", "");
     if (f->numel == 0) return LTF_OK;
     char why[512];

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <new>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 #include "runtime.h"
 
@@ -80,9 +81,24 @@ void *ltf_cuda_dev_alloc(ltf_cuda_dev *d, size_t nbytes) {
     return p;
 }
 
+/* A captured graph (ltf_backend.graph_*): its executable and the blocks
+** freed while it was captured (kernel scratch), which its launches still use. */
+struct ltf_cuda_graph {
+    cudaGraphExec_t exec = NULL;
+    std::vector<std::pair<void *, size_t> > held;
+};
+
 void ltf_cuda_dev_free(ltf_cuda_dev *d, void *p, size_t nbytes) {
-    (void)nbytes;   /* the block's own size is known */
     if (!p) return;
+    if (d->capture) {   /* a captured launch may use it at every replay */
+        try {
+            d->capture->held.push_back(std::make_pair(p, nbytes));
+            return;
+        } catch (...) {
+            /* no room to hold it: leak it rather than reuse it under the graph */
+            return;
+        }
+    }
     ltf_cuda_cache *c = d->cache;
     auto it = c->live.find(p);
     if (it == c->live.end()) return;   /* not ours (or freed twice): ignore */
@@ -185,6 +201,70 @@ static int be_zero(void *bctx, void *dst, size_t nbytes) {
 static void *be_kernel(void *bctx, int op) {
     (void)bctx;
     return (void *)ltf_cuda_kernel(op);
+}
+/* {==== Graphs: stream capture (relaxed mode: the caching allocator may
+** cudaMalloc meanwhile), instantiated once, launched on the stream */
+static void release_held(ltf_cuda_dev *d, ltf_cuda_graph *g) {
+    for (auto &b : g->held) ltf_cuda_dev_free(d, b.first, b.second);
+    g->held.clear();
+}
+
+static int be_graph_begin(void *bctx) {
+    ltf_cuda_dev *d = (ltf_cuda_dev *)bctx;
+    if (d->capture) return -1;
+    d->capture = new (std::nothrow) ltf_cuda_graph();
+    if (!d->capture) {
+        snprintf(d->err, sizeof d->err, "out of host memory starting a graph capture");
+        return -1;
+    }
+    cudaError_t e = cudaStreamBeginCapture(d->stream, cudaStreamCaptureModeRelaxed);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        delete d->capture;
+        d->capture = NULL;
+        return ltf_cuda_dev_record(d, e, "cudaStreamBeginCapture");
+    }
+    return 0;
+}
+
+static void *be_graph_end(void *bctx) {
+    ltf_cuda_dev *d = (ltf_cuda_dev *)bctx;
+    ltf_cuda_graph *g = d->capture;
+    if (!g) return NULL;
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaStreamEndCapture(d->stream, &graph);
+    d->capture = NULL;
+    if (e == cudaSuccess && graph) {
+        e = cudaGraphInstantiate(&g->exec, graph, 0);
+        cudaGraphDestroy(graph);
+        if (e == cudaSuccess) return g;
+    }
+    (void)cudaGetLastError();
+    ltf_cuda_dev_record(d, e == cudaSuccess ? cudaErrorStreamCaptureInvalidated : e, "graph capture");
+    release_held(d, g);
+    delete g;
+    return NULL;
+}
+
+static int be_graph_launch(void *bctx, void *graph) {
+    ltf_cuda_dev *d = (ltf_cuda_dev *)bctx;
+    cudaError_t e = cudaGraphLaunch(((ltf_cuda_graph *)graph)->exec, d->stream);
+    return e == cudaSuccess ? 0 : ltf_cuda_dev_record(d, e, "cudaGraphLaunch");
+}
+
+static void be_graph_free(void *bctx, void *graph) {
+    ltf_cuda_dev *d = (ltf_cuda_dev *)bctx;
+    ltf_cuda_graph *g = (ltf_cuda_graph *)graph;
+    if (!g) return;
+    if (g->exec) cudaGraphExecDestroy(g->exec);
+    release_held(d, g);   /* queued launches finish first: the blocks go back to the cache, reused in stream order */
+    delete g;
+}
+/* }==== */
+
+static int be_fused_run(void *bctx, ltf_ctx *ctx, const struct ltf_fused *f, ltf_tensor *const *ext, int next,
+                        ltf_tensor *out) {
+    return ltf_cuda_fused_run_on((ltf_cuda_dev *)bctx, ctx, f, ext, next, out);
 }
 static const char *be_error(void *bctx) { return ((ltf_cuda_dev *)bctx)->err; }
 static size_t be_in_use(void *bctx) { return ((ltf_cuda_dev *)bctx)->in_use; }
@@ -303,5 +383,10 @@ extern "C" __attribute__((visibility("default"))) int ltf_device_module_open(ltf
     out->bytes_reserved = be_reserved;
     out->trim = trim;
     out->close = be_close;
+    out->fused_run = be_fused_run;
+    out->graph_begin = be_graph_begin;
+    out->graph_end = be_graph_end;
+    out->graph_launch = be_graph_launch;
+    out->graph_free = be_graph_free;
     return 0;
 }

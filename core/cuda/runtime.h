@@ -32,6 +32,8 @@ typedef struct ltf_cuda_dev {
     struct ltf_cuda_cache *cache;
     size_t in_use, reserved;           /* bytes handed out; held in all (in use + cached) */
     struct ltf_cuda_fusion *fusion;    /* compiled fused groups (fusion.cpp) */
+    struct ltf_cuda_graph *capture;    /* the graph being captured (graph_begin..graph_end): blocks
+                                       ** freed meanwhile are held until the graph is freed */
     char err[512];                     /* last failure: "cudaErrorX: text" */
 } ltf_cuda_dev;
 
@@ -49,6 +51,10 @@ int ltf_cuda_dev_record(ltf_cuda_dev *d, cudaError_t e, const char *what);
 
 /* kernels.cu: the device kernel of op 'op' (ltf_kernel_fn), or NULL. */
 const void *ltf_cuda_kernel(int op);
+/* fusion.cpp: run fused group 'f' on device 'd' (ltf_cuda_fused_run for a
+** given device: the backend's fused_run entry). */
+int ltf_cuda_fused_run_on(ltf_cuda_dev *d, ltf_ctx *ctx, const struct ltf_fused *f, struct ltf_tensor *const *ext,
+                          int next, struct ltf_tensor *out);
 /* fusion.cpp: release the compiled groups of a device. */
 void ltf_cuda_fusion_close(ltf_cuda_dev *d);
 

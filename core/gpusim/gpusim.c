@@ -45,6 +45,7 @@
 #include "../ctx.h"
 #include "../device.h"
 #include "../device_alloc.h"
+#include "../fused.h"
 
 #define QUEUE_MAX 64
 #define ARENA_ALIGN 256
@@ -54,7 +55,7 @@
 #include "../cuda/host.h"
 #endif
 
-enum { Q_COPY, Q_ZERO, Q_KERNEL };
+enum { Q_COPY, Q_ZERO, Q_KERNEL, Q_FUSED };
 
 typedef struct sim_task {
     int kind;
@@ -68,6 +69,7 @@ typedef struct sim_task {
     ltf_attrs attrs;
     int nin, nout;
     ltf_tensor **ptrs;        /* nin + nout headers, then their storages, in one block */
+    ltf_fused *fused;         /* Q_FUSED: a copy of the group's program (ops after it, one block) */
 } sim_task;
 
 typedef struct extent {
@@ -93,6 +95,11 @@ typedef struct sim_dev {
     ** its def, not its op id), for a binary search; NULL 'fn': none */
     struct body { const ltf_op_def *def; ltf_kernel_fn fn; int op; } *bodies;
     int nbodies;
+    /* graph capture (graph_begin .. graph_end): queued tasks are recorded
+    ** into 'cap' instead of the queue; 'cap_bad' when something needed the host */
+    int capturing, cap_bad;
+    sim_task *cap;
+    int ncap, capcap;
 } sim_dev;
 
 /* {==== Arena */
@@ -167,6 +174,9 @@ static void set_sticky(sim_dev *d, ltf_status st, const char *what, const char *
     snprintf(d->sticky_msg, sizeof d->sticky_msg, "gpusim: a queued %s failed: %.900s", what, msg);
 }
 
+static ltf_status fused_exec(sim_dev *d, const ltf_fused *f, ltf_tensor *const *ext, ltf_tensor *out);
+static void task_free(sim_task *t);
+
 static void run_task(sim_dev *d, sim_task *t) {
     switch (t->kind) {
     case Q_COPY: memmove(t->dst, t->src, t->n); break;
@@ -182,9 +192,21 @@ static void run_task(sim_dev *d, sim_task *t) {
         memcpy(ctx->errmsg, msg, sizeof msg);
         break;
     }
+    case Q_FUSED: {
+        ltf_ctx *ctx = d->ctx;
+        ltf_status saved = ctx->last_status;
+        char msg[LTF_ERRMSG_MAX];
+        memcpy(msg, ctx->errmsg, sizeof msg);
+        ltf_status st = fused_exec(d, t->fused, t->ptrs, t->ptrs[t->nin]);
+        if (st != LTF_OK) set_sticky(d, st, "fused group", ctx->errmsg);
+        ctx->last_status = saved;
+        memcpy(ctx->errmsg, msg, sizeof msg);
+        break;
+    }
     }
     free(t->staging);
     free(t->ptrs);
+    free(t->fused);
 }
 
 /* Run everything queued, in order, with the arena open. */
@@ -200,6 +222,24 @@ static void drain(sim_dev *d) {
 
 /* Queue 't', or run it now when the queue cannot grow or is being drained. */
 static void enqueue(sim_dev *d, const sim_task *t) {
+    if (d->capturing) {
+        if (d->ncap == d->capcap) {
+            int cap = d->capcap ? d->capcap * 2 : QUEUE_MAX;
+            sim_task *q = realloc(d->cap, (size_t)cap * sizeof *q);
+            if (!q) {                        /* cannot record it: the capture fails, the work is dropped */
+                sim_task drop = *t;
+                free(drop.staging);
+                free(drop.ptrs);
+                free(drop.fused);
+                d->cap_bad = 1;
+                return;
+            }
+            d->cap = q;
+            d->capcap = cap;
+        }
+        d->cap[d->ncap++] = *t;
+        return;
+    }
     if (d->draining) {
         sim_task now = *t;
         arena_open(d);
@@ -249,6 +289,7 @@ static void sim_free(void *bctx, void *p, size_t nbytes) { ltf_dalloc_free(&((si
 
 static int sim_copy(void *bctx, void *dst, const void *src, size_t nbytes, int to_host) {
     sim_dev *d = bctx;
+    if (d->capturing) d->cap_bad = 1;        /* a graph cannot hold the host's side (CUDA: pageable memory) */
     if (to_host) {
         drain(d);
         arena_open(d);
@@ -284,6 +325,7 @@ static int sim_zero(void *bctx, void *dst, size_t nbytes) {
 }
 
 static int sim_sync(void *bctx) {
+    if (((sim_dev *)bctx)->capturing) ((sim_dev *)bctx)->cap_bad = 1;
     drain(bctx);
     return take_sticky(bctx);
 }
@@ -300,6 +342,8 @@ static void sim_close(void *bctx) {
     munmap(d->base, d->size);
     free(d->free_ext);
     free(d->q);
+    for (int i = 0; i < d->ncap; i++) task_free(&d->cap[i]);
+    free(d->cap);
     free(d->no_kernel);
     free(d->bodies);
     free(d);
@@ -342,6 +386,7 @@ static ltf_status sim_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
     const struct body *b = body_of(d, def);
     ltf_kernel_fn fn = b && b->fn ? b->fn : def->kernel[LTF_DEVICE_CPU];
     if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE)) || d->draining) {
+        if (d->capturing) d->cap_bad = 1;    /* runs now: not part of a replay */
         drain(d);                            /* reads state now: run in order, now */
         int was = d->draining;
         d->draining = 1;                     /* and what it queues itself runs at once, in order */
@@ -411,6 +456,254 @@ static int load_bodies(sim_dev *d, const ltf_core_api *api) {
     (void)api;
 #endif
     return 0;
+}
+/* }==== */
+
+/* {==== Fused groups (the backend's fused_run): the group's program run on
+** the stream, block by block, each member by its device body (the host
+** build of the CUDA kernels) over flat blocks: loads gathered into blocks
+** by their index maps, members writing blocks, the last one the output. */
+#define FUSED_BLOCK 1024
+
+static size_t es_of(ltf_dtype dt) {
+    static const size_t s[] = { 4, 8, 4, 8, 1, 1 };   /* ORDER DTYPE */
+    return (unsigned)dt < sizeof s / sizeof s[0] ? s[dt] : 8;
+}
+
+/* Element offset of linear index i of the group in a load's input. */
+static int64_t load_offset(const ltf_fused_load *l, int64_t i) {
+    switch (l->kind) {
+    case LTF_LOAD_IDENTITY: return i;
+    case LTF_LOAD_SCALAR: return 0;
+    case LTF_LOAD_PERIODIC: {
+        int64_t off = 0, r = i % l->period;
+        for (int d = l->rank - 1; d >= 0; d--) {
+            off += (r % l->dims[d]) * l->strides[d];
+            r /= l->dims[d];
+        }
+        return off;
+    }
+    default: {
+        int64_t off = 0, r = i;
+        for (int d = l->rank - 1; d >= 0; d--) {
+            off += (r % l->dims[d]) * l->strides[d];
+            r /= l->dims[d];
+        }
+        return off;
+    }
+    }
+}
+
+/* A one-dimensional tensor of 'n' elements at 'data' (host memory of the
+** arena or of the scratch), for a device body. */
+static ltf_tensor *flat(ltf_tensor *t, ltf_storage *s, ltf_ctx *ctx, ltf_dtype dt, void *data, int64_t n) {
+    memset(t, 0, sizeof *t);
+    memset(s, 0, sizeof *s);
+    s->refs = 1;
+    s->device = LTF_DEVICE_CPU;
+    s->dtype = dt;
+    s->nbytes = (size_t)n * es_of(dt);
+    s->data = data;
+    s->ctx = ctx;
+    t->refs = 1;
+    t->dtype = dt;
+    t->rank = 1;
+    t->dims[0] = n;
+    t->numel = n;
+    t->storage = s;
+    t->ctx = ctx;
+    return t;
+}
+
+static ltf_status fused_exec(sim_dev *d, const ltf_fused *f, ltf_tensor *const *ext, ltf_tensor *out) {
+    ltf_ctx *ctx = d->ctx;
+    int nb = f->nloads + f->n;
+    char *scratch = malloc((size_t)nb * FUSED_BLOCK * 8);
+    if (!scratch) {
+        snprintf(ctx->errmsg, sizeof ctx->errmsg, "fused group: out of host memory");
+        return ctx->last_status = LTF_ERR_RESOURCE_EXHAUSTED;
+    }
+    ltf_attrs none;
+    memset(&none, 0, sizeof none);
+    none.nints = none.nints2 = -1;
+    size_t oes = es_of(f->dtype);
+    ltf_status st = LTF_OK;
+    for (int64_t b0 = 0; b0 < f->numel && st == LTF_OK; b0 += FUSED_BLOCK) {
+        int64_t n = f->numel - b0 < FUSED_BLOCK ? f->numel - b0 : FUSED_BLOCK;
+        for (int l = 0; l < f->nloads; l++) {
+            const ltf_fused_load *ld = &f->loads[l];
+            size_t es = es_of(ld->dtype);
+            const char *src = LTF_DATA(ext[ld->ext]);
+            char *dst = scratch + (size_t)l * FUSED_BLOCK * 8;
+            for (int64_t k = 0; k < n; k++) memcpy(dst + (size_t)k * es, src + (size_t)load_offset(ld, b0 + k) * es, es);
+        }
+        for (int m = 0; m < f->n && st == LTF_OK; m++) {
+            const ltf_fused_op *op = &f->ops[m];
+            ltf_tensor ti[2], to, *pin[2], *pout = &to;
+            ltf_storage si[2], so;
+            for (int k = 0; k < op->nin; k++) {
+                int x = op->src[k];
+                void *data = x >= 0 ? scratch + (size_t)(f->nloads + x) * FUSED_BLOCK * 8
+                                    : scratch + (size_t)(-x - 1) * FUSED_BLOCK * 8;
+                pin[k] = flat(&ti[k], &si[k], ctx, x >= 0 ? f->ops[x].out_dtype : f->loads[-x - 1].dtype, data, n);
+            }
+            void *odata = m < f->n - 1 ? scratch + (size_t)(f->nloads + m) * FUSED_BLOCK * 8
+                                       : (char *)LTF_DATA(out) + (size_t)b0 * oes;
+            flat(&to, &so, ctx, op->out_dtype, odata, n);
+            const struct body *b = body_of(d, op->def);
+            st = b->fn(ctx, op->def, pin, op->nin, &none, &pout, 1);
+        }
+    }
+    free(scratch);
+    return st;
+}
+
+/* Queue group 'f' on the stream; UNIMPLEMENTED (nothing queued) when a
+** member has no device body. */
+static int sim_fused_run(void *bctx, ltf_ctx *ctx, const ltf_fused *f, ltf_tensor *const *ext, int next,
+                         ltf_tensor *out) {
+    sim_dev *d = bctx;
+    if (d->sticky != LTF_OK) {
+        ltf_status st = d->sticky;
+        d->sticky = LTF_OK;
+        memcpy(ctx->errmsg, d->sticky_msg, sizeof ctx->errmsg);
+        return ctx->last_status = st;
+    }
+    for (int m = 0; m < f->n; m++) {
+        const struct body *b = body_of(d, f->ops[m].def);
+        if (!b || !b->fn) {
+            snprintf(ctx->errmsg, sizeof ctx->errmsg, "fused group: %s has no device body", f->ops[m].def->name);
+            return ctx->last_status = LTF_ERR_UNIMPLEMENTED;
+        }
+    }
+    if (f->numel == 0) return LTF_OK;
+    int n = next + 1;
+    sim_task t = { .kind = Q_FUSED, .nin = next, .nout = 1 };
+    size_t bytes = (size_t)n * (sizeof(ltf_tensor *) + sizeof(ltf_tensor) + sizeof(ltf_storage));
+    t.ptrs = malloc(bytes);
+    t.fused = malloc(sizeof *f + (size_t)f->n * sizeof *f->ops);
+    if (!t.ptrs || !t.fused) {
+        free(t.ptrs);
+        free(t.fused);
+        snprintf(ctx->errmsg, sizeof ctx->errmsg, "fused group: out of memory queueing it");
+        return ctx->last_status = LTF_ERR_RESOURCE_EXHAUSTED;
+    }
+    *t.fused = *f;
+    t.fused->ops = (ltf_fused_op *)(t.fused + 1);
+    memcpy(t.fused->ops, f->ops, (size_t)f->n * sizeof *f->ops);
+    ltf_tensor *hdr = (ltf_tensor *)(t.ptrs + n);
+    ltf_storage *st = (ltf_storage *)(hdr + n);
+    for (int i = 0; i < n; i++) {
+        const ltf_tensor *src = i < next ? ext[i] : out;
+        hdr[i] = *src;
+        st[i] = *src->storage;
+        hdr[i].storage = &st[i];
+        t.ptrs[i] = &hdr[i];
+    }
+    enqueue(d, &t);
+    return LTF_OK;
+}
+/* }==== */
+
+/* {==== Graphs: the recorded tasks, each queued again (a deep copy) at every launch */
+typedef struct sim_graph {
+    sim_task *t;
+    int n;
+} sim_graph;
+
+static void task_free(sim_task *t) {
+    free(t->staging);
+    free(t->ptrs);
+    free(t->fused);
+}
+
+/* A copy of recorded task 'a' that the queue may run and free. 0 ok. */
+static int task_clone(const sim_task *a, sim_task *b) {
+    *b = *a;
+    b->staging = NULL;
+    b->ptrs = NULL;
+    b->fused = NULL;
+    if (a->staging) {
+        if (!(b->staging = malloc(a->n ? a->n : 1))) return -1;
+        memcpy(b->staging, a->staging, a->n);
+        b->src = b->staging;
+    }
+    if (a->ptrs) {
+        int n = a->nin + a->nout;
+        size_t bytes = (size_t)n * (sizeof(ltf_tensor *) + sizeof(ltf_tensor) + sizeof(ltf_storage));
+        if (!(b->ptrs = malloc(bytes ? bytes : 1))) goto fail;
+        memcpy(b->ptrs, a->ptrs, bytes);
+        ltf_tensor *hdr = (ltf_tensor *)(b->ptrs + n);
+        ltf_storage *st = (ltf_storage *)(hdr + n);
+        const ltf_tensor *ahdr = (const ltf_tensor *)(a->ptrs + n);
+        const ltf_storage *ast = (const ltf_storage *)(ahdr + n);
+        for (int i = 0; i < n; i++) {
+            b->ptrs[i] = &hdr[i];
+            if (ahdr[i].storage == &ast[i]) hdr[i].storage = &st[i];
+        }
+    }
+    if (a->fused) {
+        size_t bytes = sizeof *a->fused + (size_t)a->fused->n * sizeof *a->fused->ops;
+        if (!(b->fused = malloc(bytes))) goto fail;
+        memcpy(b->fused, a->fused, bytes);
+        b->fused->ops = (ltf_fused_op *)(b->fused + 1);
+    }
+    return 0;
+fail:
+    task_free(b);
+    return -1;
+}
+
+static int sim_graph_begin(void *bctx) {
+    sim_dev *d = bctx;
+    if (d->capturing) return -1;
+    d->capturing = 1;
+    d->cap_bad = 0;
+    d->ncap = 0;
+    return 0;
+}
+
+static void *sim_graph_end(void *bctx) {
+    sim_dev *d = bctx;
+    d->capturing = 0;
+    sim_graph *g = d->cap_bad ? NULL : malloc(sizeof *g);
+    if (!g) {
+        for (int i = 0; i < d->ncap; i++) task_free(&d->cap[i]);
+        free(d->cap);
+        d->cap = NULL;
+        d->ncap = d->capcap = 0;
+        snprintf(d->err, sizeof d->err, "gpusim: the capture needed the host (a copy to or from it, or a sync)");
+        return NULL;
+    }
+    g->t = d->cap;              /* the recording moves into the graph */
+    g->n = d->ncap;
+    d->cap = NULL;
+    d->ncap = d->capcap = 0;
+    return g;
+}
+
+static int sim_graph_launch(void *bctx, void *graph) {
+    sim_dev *d = bctx;
+    const sim_graph *g = graph;
+    if (d->capturing) return -1;
+    for (int i = 0; i < g->n; i++) {
+        sim_task t;
+        if (task_clone(&g->t[i], &t) != 0) {
+            snprintf(d->err, sizeof d->err, "gpusim: out of host memory launching a graph");
+            return -1;
+        }
+        enqueue(d, &t);
+    }
+    return 0;
+}
+
+static void sim_graph_free(void *bctx, void *graph) {
+    (void)bctx;
+    sim_graph *g = graph;
+    if (!g) return;
+    for (int i = 0; i < g->n; i++) task_free(&g->t[i]);
+    free(g->t);
+    free(g);
 }
 /* }==== */
 
@@ -498,7 +791,9 @@ LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, 
         .name = "gpusim", .type = LTF_DEVICE_CUDA, .alloc = sim_alloc, .free = sim_free, .copy = sim_copy,
         .bctx = d, .ordinal = ordinal, .copy_d2d = sim_copy_d2d, .zero = sim_zero, .sync = sim_sync,
         .kernel = sim_kernel_of, .error = sim_error, .bytes_in_use = sim_in_use, .bytes_reserved = sim_reserved,
-        .trim = sim_trim, .close = sim_close, .kernel_kind = sim_kernel_kind,
+        .trim = sim_trim, .close = sim_close, .kernel_kind = sim_kernel_kind, .fused_run = sim_fused_run,
+        .graph_begin = sim_graph_begin, .graph_end = sim_graph_end, .graph_launch = sim_graph_launch,
+        .graph_free = sim_graph_free,
     };
     return 0;
 }

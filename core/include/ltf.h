@@ -269,8 +269,18 @@ enum {
     LTF_KERNEL_RAN_HOST,       /* soft placement: the CPU kernel over copies, outputs copied back */
     LTF_KERNEL_RAN_COUNT
 };
-/* Counts of 'op' into out[LTF_KERNEL_RAN_COUNT] (all 0 without a GPU or for
-** an op id out of range). */
+/* Rows that are not ops, for ltf_ctx_device_kernel_stats: fused elementwise
+** groups of traced functions run on a GPU ('device': one launch through the
+** backend's fused_run; 'host': over copies on the host), and device plans
+** captured as a graph / replayed from it ('device' counts each). */
+enum {
+    LTF_KERNEL_STATS_FUSED_GROUP = -2,
+    LTF_KERNEL_STATS_GRAPH_CAPTURE = -3,
+    LTF_KERNEL_STATS_GRAPH_REPLAY = -4,
+    LTF_KERNEL_STATS_EXTRA_ROWS = 3
+};
+/* Counts of 'op' (an op id or an LTF_KERNEL_STATS_* row) into
+** out[LTF_KERNEL_RAN_COUNT] (all 0 without a GPU or for an id out of range). */
 LTF_API void       ltf_ctx_device_kernel_stats(const ltf_ctx *ctx, int op, uint64_t *out);
 LTF_API void       ltf_ctx_reset_device_kernel_stats(ltf_ctx *ctx);
 /* }==== */

@@ -252,6 +252,94 @@ local cases = {
     return function(i) return tf.one_hot(i, 4, {dtype = dt}), tf.one_hot(i, 3, {axis = 1, dtype = dt}) end,
            {tf.constant({{1, 4}, {0, 2}, {3, 5}}, tf.int32)}
   end},
+  -- Gradients through a tape: loss = sum(y * c) with a fixed c, so dy = c.
+  {op = "conv2d", dtypes = FLOATS, make = function(dt)
+    return function(x, w)
+      return tf.nn.conv2d(x, w, 1, "SAME"), tf.nn.conv2d(x, w, {2, 1}, "VALID", {dilations = {1, 2}}),
+             tf.nn.conv2d(x, w, 2, {{0, 0}, {1, 2}, {0, 1}, {0, 0}})
+    end, {values({2, 6, 5, 3}, dt), values({3, 2, 3, 4}, dt, nil, 1)}, true
+  end},
+  {op = "conv2d_backprop_input", dtypes = FLOATS, make = function(dt)
+    return function(x, w, c)
+      local tape = tf.GradientTape()
+      tape:watch(x)
+      tape:watch(w)
+      local y = tape:record(function() return tf.reduce_sum(tf.nn.conv2d(x, w, {2, 1}, "SAME") * c) end)
+      return table.unpack(tape:gradient(y, {x, w}))
+    end, {values({2, 6, 5, 3}, dt), values({3, 2, 3, 4}, dt, nil, 1), values({2, 3, 5, 4}, dt, nil, 2)}, true
+  end},
+  {op = "conv2d_backprop_filter", dtypes = FLOATS, make = function(dt)
+    return function(x, w, c)
+      local tape = tf.GradientTape()
+      tape:watch(w)
+      local y = tape:record(function()
+        return tf.reduce_sum(tf.nn.conv2d(x, w, 1, "VALID", {dilations = {2, 1}}) * c)
+      end)
+      return tape:gradient(y, w)
+    end, {values({2, 6, 5, 3}, dt), values({3, 2, 3, 4}, dt, nil, 1), values({2, 2, 4, 4}, dt, nil, 2)}, true
+  end},
+  {op = "max_pool2d", dtypes = {F32, F64, I32, I64}, make = function(dt)
+    return function(x) return tf.nn.max_pool2d(x, 2, 2, "VALID"), tf.nn.max_pool2d(x, 3, {1, 2}, "SAME") end,
+           {values({2, 6, 5, 3}, dt)}
+  end},
+  {op = "avg_pool2d", dtypes = FLOATS, make = function(dt)
+    return function(x) return tf.nn.avg_pool2d(x, 2, 2, "VALID"), tf.nn.avg_pool2d(x, 3, {1, 2}, "SAME") end,
+           {values({2, 6, 5, 3}, dt)}
+  end},
+  {op = "max_pool2d_grad", dtypes = FLOATS, make = function(dt)
+    return function(x, c)
+      local tape = tf.GradientTape()
+      tape:watch(x)
+      local y = tape:record(function() return tf.reduce_sum(tf.nn.max_pool2d(x, 3, 1, "SAME") * c) end)
+      return tape:gradient(y, x)
+    end, {values({2, 6, 5, 3}, dt), values({2, 6, 5, 3}, dt, nil, 1)}
+  end},
+  {op = "avg_pool2d_grad", dtypes = FLOATS, make = function(dt)
+    return function(x, c)
+      local tape = tf.GradientTape()
+      tape:watch(x)
+      local y = tape:record(function() return tf.reduce_sum(tf.nn.avg_pool2d(x, 3, 2, "SAME") * c) end)
+      return tape:gradient(y, x)
+    end, {values({2, 6, 5, 3}, dt), values({2, 3, 3, 3}, dt, nil, 1)}
+  end},
+  {op = "gelu", dtypes = FLOATS, make = function(dt)
+    return function(x) return tf.nn.gelu(x), tf.nn.gelu(x, true) end, {values({3, 4}, dt)}
+  end},
+  {op = "gelu_grad", dtypes = FLOATS, make = function(dt)
+    return function(x)
+      local tape = tf.GradientTape()
+      tape:watch(x)
+      local y = tape:record(function() return tf.reduce_sum(tf.nn.gelu(x, true)) end)
+      return tape:gradient(y, x)
+    end, {values({3, 4}, dt)}
+  end},
+  {op = "strided_slice", dtypes = ALL, make = function(dt)
+    return function(x) return tf.strided_slice(x, {2, 4}, {5, 1}, {2, -1}), x[{tf.all, 2}], x[-1] end,
+           {values({5, 4}, dt)}
+  end},
+  {op = "strided_slice_grad", dtypes = FLOATS, make = function(dt)
+    return function(x)
+      local tape = tf.GradientTape()
+      tape:watch(x)
+      local y = tape:record(function()
+        return tf.reduce_sum(tf.square(tf.strided_slice(x, {2, 4}, {5, 1}, {2, -1})))
+      end)
+      return tape:gradient(y, x)
+    end, {values({5, 4}, dt)}
+  end},
+  {op = "unsorted_segment_sum", dtypes = NUMERIC, make = function(dt)
+    return function(x, ids) return tf.math.unsorted_segment_sum(x, ids, 4) end,
+           {values({5, 3}, dt), tf.constant({2, 4, -1, 2, 1}, tf.int32)}, true
+  end},
+  {op = "range", dtypes = NUMERIC, make = function(dt)
+    return function() return tf.range(1, 20, 3, dt), tf.range(9, 0, -2, dt) end, {}
+  end},
+  {op = "linspace", dtypes = FLOATS, make = function(dt)
+    return function() return tf.linspace(-1.5, 2.25, 7, {dtype = dt}) end, {}
+  end},
+  {op = "eye", dtypes = ALL, make = function(dt)
+    return function() return tf.eye(3, 4, {dtype = dt}), tf.eye(2, nil, {batch_shape = {2}, dtype = dt}) end, {}
+  end},
 }
 
 describe("device kernels against the CPU", function()

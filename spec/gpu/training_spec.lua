@@ -148,4 +148,59 @@ describe("Keras on the GPU", function()
       assert.is_nil(({matmul = 1, apply_adam = 1, add = 1})[op], op .. " fell back to the host")
     end
   end)
+  gpu_it("fits the guide's convnet (Conv2D, MaxPooling2D, Dense, Adam) like on the CPU, "
+         .. "every op but the random ones on device kernels", function()
+    local L = tf.keras.layers
+    local function fit(scope)
+      return tf.device(scope, function()
+        tf.random.set_seed(11)
+        local model = tf.keras.Sequential{
+          L.Conv2D{4, {3, 3}, activation = "relu", input_shape = {8, 8, 1}},
+          L.MaxPooling2D{{2, 2}},
+          L.Conv2D{4, {2, 2}, padding = "same", activation = "relu"},
+          L.Flatten{},
+          L.Dense{3},
+        }
+        model:compile{optimizer = K.Adam{0.01},
+                      loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true},
+                      metrics = {"accuracy"}}
+        local xs, ys = {}, {}
+        for i = 1, 30 do
+          local k = i % 3
+          local img = {}
+          for r = 1, 8 do
+            img[r] = {}
+            for c = 1, 8 do
+              local on = (k == 0 and r <= 4) or (k == 1 and c <= 4) or (k == 2 and (r + c) % 2 == 0)
+              img[r][c] = {(on and 1 or 0) + 0.1 * math.sin(i * r + c)}
+            end
+          end
+          xs[i], ys[i] = img, k + 1
+        end
+        local x, y = tf.constant(xs, tf.float32), tf.constant(ys, tf.int32)
+        local h = model:fit(x, y, {epochs = 4, batch_size = 10, verbose = 0, shuffle = false})
+        return h.history.loss, model.trainable_variables[1]:value()
+      end)
+    end
+    local closs, cw = fit("/cpu:0")
+    tf.config.experimental.reset_device_kernel_stats()
+    local gloss, gw = fit("/gpu:0")
+    assert.equal(GPU, gw.device)
+    for e = 1, #closs do assert.near(closs[e], gloss[e], 1e-4) end
+    assert.tensor_near(cw, gw:cpu(), {atol = 1e-4})
+    assert.is_true(gloss[#gloss] < gloss[1])
+    local stats = tf.config.experimental.get_device_kernel_stats()
+    for _, op in ipairs({"conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool2d",
+                         "max_pool2d_grad", "matmul", "apply_adam"}) do
+      assert.is_table(stats[op], op .. " did not run on the GPU")
+      assert.is_true(stats[op].device > 0, op .. " ran no device kernel")
+    end
+    local random = {random_uniform = 1, random_normal = 1, truncated_normal = 1}
+    for op, s in pairs(stats) do
+      if not random[op] then
+        assert.equal(0, s.emulated, op .. " ran without a device body (emulated)")
+        assert.equal(0, s.host, op .. " fell back to the host")
+      end
+    end
+  end)
 end)

@@ -100,6 +100,97 @@ template <class E, class I> struct OneHotF {
     }
 };
 
+/* unsorted_segment_sum: output (B*O, N, inner) from data (B*O, J, inner) and
+** ids (B, J), 1-based (negative: dropped; 0 or above N raises ERR_INDEX).
+** Each output element adds its ids' rows in order (cpu/movement.c's order,
+** no atomics); U: the accumulator (unsigned for integers: sums wrap). */
+template <class T, class U, class I> struct SegSumP {
+    const T *data;
+    const I *ids;
+    T *o;
+    int64_t O, J, N, inner;
+    int *flag;
+};
+template <class T, class U, class I> struct SegSumF {
+    static LTF_HD void at(int64_t i, const SegSumP<T, U, I> &p) {
+        int64_t c = i % p.inner, u = i / p.inner;
+        int64_t seg = u % p.N, t = u / p.N, bb = t / p.O;
+        U acc = 0;
+        for (int64_t j = 0; j < p.J; j++) {
+            int64_t v = (int64_t)p.ids[bb * p.J + j];
+            if (v == 0 || v > p.N) raise_flag(p.flag, ERR_INDEX);
+            if (v - 1 == seg) acc = (U)(acc + (U)p.data[(t * p.J + j) * p.inner + c]);
+        }
+        p.o[i] = (T)acc;
+    }
+};
+
+/* {==== Constructors (cpu/init_ops.c) */
+/* a + b and a * b rounded once each (no fused multiply-add on the device,
+** so float ranges round as on the CPU) */
+LTF_HD float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return __fadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+LTF_HD double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+LTF_HD float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return __fmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+LTF_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+/* range and linspace: o[k] = s + k * d (linspace: the last one 'last') */
+template <class T> struct RangeP {
+    T *o;
+    T s, d, last;
+    int64_t n;                 /* linspace: the count; range: 0 */
+};
+template <class T> struct RangeF {
+    static LTF_HD void at(int64_t i, const RangeP<T> &p) {
+        p.o[i] = p.n > 0 && i == p.n - 1 ? p.last : add_rn(p.s, mul_rn((T)i, p.d));
+    }
+};
+/* integer ranges in unsigned arithmetic (start + k * delta fits; the
+** intermediate need not) */
+template <class T> struct IRangeP {
+    T *o;
+    uint64_t s, d;
+};
+template <class T> struct IRangeF {
+    static LTF_HD void at(int64_t i, const IRangeP<T> &p) { p.o[i] = (T)(int64_t)(p.s + (uint64_t)i * p.d); }
+};
+/* eye: ones on the main diagonal of each (rows, cols) matrix */
+template <class E> struct EyeP {
+    E *o;
+    E one;
+    int64_t cols, per;
+};
+template <class E> struct EyeF {
+    static LTF_HD void at(int64_t i, const EyeP<E> &p) {
+        int64_t k = i % p.per;
+        p.o[i] = k / p.cols == k % p.cols ? p.one : (E)0;
+    }
+};
+/* }==== */
+
 }  // namespace ltf_cu
 
 #endif

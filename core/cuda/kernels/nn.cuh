@@ -88,6 +88,41 @@ template <class T> struct XentF {
     }
 };
 
+/* gelu (grad 0) and gelu_grad (grad 1: dy * gelu'(x)), cpu/nn.c's formulas:
+** float32 with float functions (tanh(u) as 1 - 2 / (exp(2u) + 1)), float64
+** in double */
+#define LTF_CU_GELU_C 0.79788456080286535588      /* sqrt(2 / pi) */
+#define LTF_CU_GELU_K 0.044715
+#define LTF_CU_INV_SQRT2 0.70710678118654752440
+#define LTF_CU_INV_SQRT2PI 0.39894228040143267794
+LTF_HD float gelu_tanh(float u) { return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f); }
+LTF_HD double gelu_tanh(double u) { return tanh(u); }
+LTF_HD float gelu_erf(float u) { return erff(u); }
+LTF_HD double gelu_erf(double u) { return erf(u); }
+template <class T> LTF_HD T gelu_f(T x, int approx) {
+    const T half = (T)0.5, one = (T)1;
+    if (approx) return half * x * (one + gelu_tanh((T)LTF_CU_GELU_C * (x + (T)LTF_CU_GELU_K * x * x * x)));
+    return half * x * (one + gelu_erf(x * (T)LTF_CU_INV_SQRT2));
+}
+template <class T> LTF_HD T gelu_df(T x, int approx) {
+    const T half = (T)0.5, one = (T)1;
+    if (approx) {
+        T t = gelu_tanh((T)LTF_CU_GELU_C * (x + (T)LTF_CU_GELU_K * x * x * x));
+        return half * (one + t) + half * x * (one - t * t) * (T)LTF_CU_GELU_C * (one + (T)3 * (T)LTF_CU_GELU_K * x * x);
+    }
+    return half * (one + gelu_erf(x * (T)LTF_CU_INV_SQRT2)) + x * (T)LTF_CU_INV_SQRT2PI * m_exp((T)-0.5 * x * x);
+}
+template <class T> struct GeluP {
+    const T *x, *dy;   /* dy NULL: gelu */
+    T *y;
+    int approx;
+};
+template <class T> struct GeluF {
+    static LTF_HD void at(int64_t i, const GeluP<T> &p) {
+        p.y[i] = p.dy ? p.dy[i] * gelu_df(p.x[i], p.approx) : gelu_f(p.x[i], p.approx);
+    }
+};
+
 }  // namespace ltf_cu
 
 #endif

@@ -33,6 +33,7 @@ extern "C" {
 #include "movement.cuh"
 #include "matmul.cuh"
 #include "optim.cuh"
+#include "conv.cuh"
 
 namespace ltf_cu {
 
@@ -835,6 +836,394 @@ LTF_CU_KERNEL(k_scan) {
 #undef S
 }
 
+/* {==== Windows: conv2d, its gradients, the pools (cpu/nn.c's plans) */
+/* Padding before along one dim: TensorFlow's SAME puts the smaller half first. */
+inline int64_t pad_before(int padding, int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t expl) {
+    if (padding == LTF_PADDING_EXPLICIT) return expl;
+    if (padding != LTF_PADDING_SAME) return 0;
+    int64_t total = (out - 1) * s + (k - 1) * d + 1 - in;
+    return total > 0 ? total / 2 : 0;
+}
+/* conv2d(x, f) -> y from the three NHWC/HWIO shapes */
+inline Win conv_plan(const int64_t *xd, const int64_t *fd, const int64_t *yd, const ltf_attrs *a) {
+    int padding = (int)a->i[0];
+    Win p = { xd[0], xd[1], xd[2], xd[3], fd[0], fd[1], fd[3], yd[1], yd[2], a->ints[0], a->ints[1],
+              a->nints >= 4 ? a->ints[2] : 1, a->nints >= 4 ? a->ints[3] : 1, 0, 0 };
+    p.pt = pad_before(padding, p.h, p.oh, p.kh, p.sh, p.dh, padding == LTF_PADDING_EXPLICIT ? a->ints[4] : 0);
+    p.pl = pad_before(padding, p.w, p.ow, p.kw, p.sw, p.dw, padding == LTF_PADDING_EXPLICIT ? a->ints[6] : 0);
+    return p;
+}
+/* a pool over x (NHWC) -> y */
+inline Win pool_plan(const int64_t *xd, const int64_t *yd, const ltf_attrs *a) {
+    int padding = (int)a->i[0];
+    Win p = { xd[0], xd[1], xd[2], xd[3], a->ints[0], a->ints[1], xd[3], yd[1], yd[2], a->ints[2], a->ints[3],
+              1, 1, 0, 0 };
+    p.pt = pad_before(padding, p.h, p.oh, p.kh, p.sh, 1, 0);
+    p.pl = pad_before(padding, p.w, p.ow, p.kw, p.sw, 1, 0);
+    return p;
+}
+
+/* OP 0: conv2d(x, f), 1: conv2d_backprop_input(f, dy), 2: conv2d_backprop_filter(x, dy)
+** (the three share def->code 0) */
+template <class E, int OP>
+ltf_status k_conv(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, const ltf_attrs *a,
+                  ltf_tensor **out, int nout) {
+    LTF_CU_UNUSED;
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (in[0]->rank != 4 || in[1]->rank != 4 || o->rank != 4)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: expected rank-4 operands, got ranks %d and %d", def->name,
+                    in[0]->rank, in[1]->rank);
+    if (o->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    const int op = OP;
+    Win p = op == 0 ? conv_plan(in[0]->dims, in[1]->dims, o->dims, a)
+          : op == 1 ? conv_plan(o->dims, in[0]->dims, in[1]->dims, a)
+                    : conv_plan(in[0]->dims, o->dims, in[1]->dims, a);
+#define M(T) {                                                                                     \
+        ConvP<T> q;                                                                                \
+        q.x = op == 1 ? NULL : ptr<T>(in[0]);                                                      \
+        q.f = op == 0 ? ptr<T>(in[1]) : op == 1 ? ptr<T>(in[0]) : NULL;                            \
+        q.dy = op == 0 ? NULL : ptr<T>(in[1]);                                                     \
+        q.o = ptr<T>(o);                                                                           \
+        q.p = p;                                                                                   \
+        if (op == 0) return e.template run<ConvF<T> >(o->numel, q);                                \
+        if (op == 1) return e.template run<ConvBackInputF<T> >(o->numel, q);                       \
+        return e.template run<ConvBackFilterF<T> >(o->numel, q);                                   \
+    }
+    if (dt == DT_F32) M(float)
+    M(double)
+#undef M
+}
+
+/* max_pool2d (code 0: numeric), avg_pool2d (code 1: floats) */
+LTF_CU_KERNEL(k_pool) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    int dt = x->dtype, avg = def->code == 1;   /* avg_pool2d */
+    if (dsize(dt) == 0 || dt == DT_BOOL || (avg && dt != DT_F32 && dt != DT_F64)) return bad_dtype(ctx, def, dt);
+    if (o->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    Win p = pool_plan(x->dims, o->dims, a);
+#define M(T) {                                                                                     \
+        PoolP<T> q = { ptr<T>(x), NULL, ptr<T>(o), NULL, p };                                      \
+        if (!avg) return e.template run<MaxPoolF<T> >(o->numel, q);                                \
+        if (dt == DT_F32) { PoolP<float> r = { ptr<float>(x), NULL, ptr<float>(o), NULL, p };      \
+                            return e.template run<AvgPoolF<float> >(o->numel, r); }                \
+        PoolP<double> r = { ptr<double>(x), NULL, ptr<double>(o), NULL, p };                       \
+        return e.template run<AvgPoolF<double> >(o->numel, r);                                     \
+    }
+    switch (dt) {
+    case DT_F32: M(float)
+    case DT_F64: M(double)
+    case DT_I32: M(int32_t)
+    case DT_I64: M(int64_t)
+    default: M(uint8_t)
+    }
+#undef M
+}
+
+template <class E, class T>
+ltf_status max_pool_grad_run(E &e, const ltf_tensor *x, const ltf_tensor *g, ltf_tensor *o, int gather,
+                             const ltf_attrs *a) {
+    const ltf_tensor *y = gather ? o : g;   /* the pool's shape */
+    Win p = pool_plan(x->dims, y->dims, a);
+    PoolP<T> q = { ptr<T>(x), ptr<T>(g), ptr<T>(o), NULL, p };
+    if (gather) return e.template run<MaxGradGradF<T> >(o->numel, q);
+    if (y->numel == 0) return e.zero(LTF_DATA(o), (size_t)o->numel * sizeof(T));
+    size_t bytes = (size_t)y->numel * sizeof(int64_t);
+    q.arg = (int64_t *)e.alloc(bytes);
+    if (!q.arg) return e.status();
+    ltf_status st = e.template run<MaxArgF<T> >(y->numel, q);
+    if (st == LTF_OK) st = e.template run<MaxGradF<T> >(o->numel, q);
+    e.release(q.arg, bytes);
+    return st;
+}
+
+/* max_pool2d_grad(x, dy) (code 0), max_pool2d_grad_grad(x, g) (code 1) */
+LTF_CU_KERNEL(k_max_pool_grad) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0], *g = in[1];
+    ltf_tensor *o = out[0];
+    int dt = x->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (o->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    int gather = def->code == 1;   /* max_pool2d_grad_grad */
+    return dt == DT_F32 ? max_pool_grad_run<E, float>(e, x, g, o, gather, a)
+                        : max_pool_grad_run<E, double>(e, x, g, o, gather, a);
+}
+
+/* avg_pool2d_grad(dy) -> (N, H, W, C) */
+LTF_CU_KERNEL(k_avg_pool_grad) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *dy = in[0];
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (o->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (dy->numel == 0) return e.zero(LTF_DATA(o), (size_t)o->numel * dsize(dt));
+    Win p = pool_plan(o->dims, dy->dims, a);
+    if (dt == DT_F32) {
+        PoolP<float> q = { NULL, ptr<float>(dy), ptr<float>(o), NULL, p };
+        return e.template run<AvgGradF<float> >(o->numel, q);
+    }
+    PoolP<double> q = { NULL, ptr<double>(dy), ptr<double>(o), NULL, p };
+    return e.template run<AvgGradF<double> >(o->numel, q);
+}
+
+/* gelu(x) (code 0), gelu_grad(dy, x) (code 1) */
+LTF_CU_KERNEL(k_gelu) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[nin - 1];
+    int dt = x->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (out[0]->numel == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    int grad = def->code == 1, approx = a->i[0] != 0;
+    if (dt == DT_F32) {
+        GeluP<float> p = { ptr<float>(x), grad ? ptr<float>(in[0]) : NULL, ptr<float>(out[0]), approx };
+        return e.template run<GeluF<float> >(out[0]->numel, p);
+    }
+    GeluP<double> p = { ptr<double>(x), grad ? ptr<double>(in[0]) : NULL, ptr<double>(out[0]), approx };
+    return e.template run<GeluF<double> >(out[0]->numel, p);
+}
+/* }==== */
+
+/* {==== strided_slice (cpu/movement.c's plan, for known shapes) */
+struct StridedPlan {
+    int64_t start[LTF_MAX_RANK], step[LTF_MAX_RANK], count[LTF_MAX_RANK];
+};
+inline int mask_bit(uint64_t mask, int k) { return k < 64 && ((mask >> k) & 1u); }
+inline long long axis_user1(int64_t ax) { return (long long)(ax >= 0 && ax < INT64_MAX ? ax + 1 : ax); }
+
+/* What strided_slice selects of a tensor of shape (rank, dims), as
+** ltf_cpu_movement_strided_plan resolves it (the engine's inference has
+** already refused what it refuses: the errors here are the same) */
+inline ltf_status strided_plan(ltf_ctx *ctx, const char *op, int rank, const int64_t *dims, const ltf_attrs *a,
+                               StridedPlan *p) {
+    if (a->nints < 0 || a->nints % 2)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'begin' and 'end' must have the same length", op);
+    int n = a->nints / 2;
+    if (a->nints2 >= 0 && a->nints2 != n)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'strides' has %d entries but 'begin' has %d", op, a->nints2, n);
+    uint64_t bm = (uint64_t)a->i[0], em = (uint64_t)a->i[1], sm = (uint64_t)a->i[2];
+    uint64_t nm = (uint64_t)a->i[3] & 0xffffffffu, elm = (uint64_t)a->i[3] >> 32;
+    int consumed = 0;
+    for (int k = 0; k < n; k++)
+        if (!mask_bit(elm, k) && !mask_bit(nm, k)) consumed++;
+    if (consumed > rank)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: too many indices: %d for a tensor of rank %d", op, consumed,
+                    rank);
+    int d = 0;
+    for (int k = 0; k <= n; k++) {
+        if (k == n || mask_bit(elm, k)) {   /* the ellipsis, or the implicit one at the end */
+            int full = k == n ? rank - d : rank - consumed;
+            for (int f = 0; f < full && d < LTF_MAX_RANK; f++, d++) {
+                p->start[d] = 0;
+                p->step[d] = 1;
+                p->count[d] = dims[d];
+            }
+            continue;
+        }
+        if (mask_bit(nm, k)) continue;
+        int64_t D = dims[d], b = a->ints[k], e = a->ints[n + k];
+        int64_t s = a->nints2 >= 0 ? a->ints2[k] : 1;
+        if (mask_bit(sm, k)) {
+            int64_t idx = b < 0 ? b + D : b;
+            if (idx < 0 || idx >= D)
+                return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: index %lld is out of range for axis %d of size %lld",
+                            op, axis_user1(b), d + 1, (long long)D);
+            p->start[d] = idx;
+            p->step[d] = 1;
+            p->count[d] = 1;
+            d++;
+            continue;
+        }
+        if (s == 0 || s == INT64_MIN)
+            return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'strides' entry %d is %lld, must be nonzero", op, k + 1,
+                        (long long)s);
+        int64_t count;
+        if (s > 0) {
+            b = mask_bit(bm, k) ? 0 : (b < 0 ? b + D : b);
+            e = mask_bit(em, k) ? D - 1 : (e < 0 ? e + D : e);
+            if (b < 0) b = 0;
+            if (e > D - 1) e = D - 1;
+            count = b < D && e >= b ? (e - b) / s + 1 : 0;
+        } else {
+            b = mask_bit(bm, k) ? D - 1 : (b < 0 ? b + D : b);
+            e = mask_bit(em, k) ? 0 : (e < 0 ? e + D : e);
+            if (b > D - 1) b = D - 1;
+            if (e < 0) e = 0;
+            count = b >= 0 && b >= e ? (b - e) / -s + 1 : 0;
+        }
+        p->start[d] = count > 0 ? b : 0;
+        p->step[d] = count > 1 ? s : 1;
+        p->count[d] = count;
+        d++;
+    }
+    return LTF_OK;
+}
+
+/* The strided map of a plan over a tensor of shape (rank, dims): output
+** index i (row-major over the counts) -> element offset */
+inline Strided plan_map(const StridedPlan &p, int rank, const int64_t *dims) {
+    int64_t st[LTF_MAX_RANK];
+    contiguous(rank, dims, st);
+    Strided m;
+    m.base = 0;
+    m.rank = rank > 0 ? rank : 1;
+    m.dims[0] = 1;
+    m.st[0] = 0;
+    for (int k = 0; k < rank; k++) {
+        m.base += p.start[k] * st[k];
+        m.dims[k] = p.count[k];
+        m.st[k] = p.step[k] * st[k];
+    }
+    return m;
+}
+
+/* strided_slice(x) */
+LTF_CU_KERNEL(k_strided_slice) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *x = in[0];
+    ltf_tensor *o = out[0];
+    if (dsize(x->dtype) == 0) return bad_dtype(ctx, def, x->dtype);
+    StridedPlan p;
+    ltf_status st = strided_plan(ctx, def->name, x->rank, x->dims, a, &p);
+    if (st != LTF_OK || o->numel == 0) return st;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    return strided_read(e, x, o, plan_map(p, x->rank, x->dims));
+}
+
+/* strided_slice_grad(dy, x): dy written into zeros of x's shape */
+LTF_CU_KERNEL(k_strided_slice_grad) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *dy = in[0];
+    ltf_tensor *o = out[0];
+    size_t es = dsize(o->dtype);
+    if (es == 0) return bad_dtype(ctx, def, o->dtype);
+    StridedPlan p;
+    ltf_status st = strided_plan(ctx, def->name, o->rank, o->dims, a, &p);
+    if (st != LTF_OK || o->numel == 0) return st;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if ((st = e.zero(LTF_DATA(o), (size_t)o->numel * es)) != LTF_OK || dy->numel == 0) return st;
+    Strided m = plan_map(p, o->rank, o->dims);
+#define M(T) { GatherNdP<T> q = { ptr<T>(dy), ptr<T>(o), m }; return e.template run<StridedWriteF<T> >(dy->numel, q); }
+    LTF_CU_BY_SIZE(es, M)
+#undef M
+    return LTF_OK;
+}
+/* }==== */
+
+/* {==== unsorted_segment_sum(data, ids[, like]) */
+LTF_CU_KERNEL(k_segment_sum) {
+    LTF_CU_UNUSED;
+    const ltf_tensor *data = in[0], *ids = in[1];
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64) return bad_dtype(ctx, def, dt);
+    int it = ids->dtype;
+    if (it != DT_I32 && it != DT_I64) return bad_dtype(ctx, def, it);
+    if (o->numel == 0) return LTF_OK;
+    int bd = (int)(a->i[2] < 0 ? a->i[2] + ids->rank : a->i[2]), axis = (int)a->i[1];
+    int64_t N = nin > 2 ? o->dims[axis] : a->i[0];
+    int64_t O = 1, J = 1, inner = 1;
+    for (int d = bd; d < axis; d++) O *= data->dims[d];
+    for (int d = bd; d < ids->rank; d++) J *= ids->dims[d];
+    for (int d = axis + ids->rank - bd; d < data->rank; d++) inner *= data->dims[d];
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (data->numel == 0) return e.zero(LTF_DATA(o), (size_t)o->numel * dsize(dt));
+    ltf_status st = LTF_OK;
+#define G(T, U, I) { SegSumP<T, U, I> p = { ptr<T>(data), ptr<I>(ids), ptr<T>(o), O, J, N, inner, e.flag() }; \
+                     st = e.template run<SegSumF<T, U, I> >(o->numel, p); }
+#define M(T, U) if (it == DT_I32) G(T, U, int32_t) else G(T, U, int64_t)
+    switch (dt) {
+    case DT_F32: M(float, float) break;
+    case DT_F64: M(double, double) break;
+    case DT_I32: M(int32_t, uint32_t) break;
+    default: M(int64_t, uint64_t) break;
+    }
+#undef M
+#undef G
+    return st != LTF_OK ? st : e.check();
+}
+/* }==== */
+
+/* {==== range, linspace, eye (cpu/init_ops.c) */
+LTF_CU_KERNEL(k_range) {
+    LTF_CU_UNUSED;
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64) return bad_dtype(ctx, def, dt);
+    int64_t n = o->numel;
+    if (n == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (dt == DT_I32 || dt == DT_I64) {
+        if (dt == DT_I32) {
+            IRangeP<int32_t> p = { ptr<int32_t>(o), (uint64_t)a->i[1], (uint64_t)a->i[3] };
+            return e.template run<IRangeF<int32_t> >(n, p);
+        }
+        IRangeP<int64_t> p = { ptr<int64_t>(o), (uint64_t)a->i[1], (uint64_t)a->i[3] };
+        return e.template run<IRangeF<int64_t> >(n, p);
+    }
+    if (dt == DT_F32) {
+        RangeP<float> p = { ptr<float>(o), (float)a->f[0], (float)a->f[2], 0, 0 };
+        return e.template run<RangeF<float> >(n, p);
+    }
+    RangeP<double> p = { ptr<double>(o), a->f[0], a->f[2], 0, 0 };
+    return e.template run<RangeF<double> >(n, p);
+}
+
+LTF_CU_KERNEL(k_linspace) {
+    LTF_CU_UNUSED;
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    int64_t n = o->numel;
+    if (n == 0) return LTF_OK;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+    if (dt == DT_F32) {
+        float s = (float)a->f[0], en = (float)a->f[1];
+        float d = n > 1 ? (en - s) / (float)(n - 1) : 0;
+        RangeP<float> p = { ptr<float>(o), s, d, n > 1 ? en : s, n };
+        return e.template run<RangeF<float> >(n, p);
+    }
+    double s = a->f[0], en = a->f[1];
+    double d = n > 1 ? (en - s) / (double)(n - 1) : 0;
+    RangeP<double> p = { ptr<double>(o), s, d, n > 1 ? en : s, n };
+    return e.template run<RangeF<double> >(n, p);
+}
+
+LTF_CU_KERNEL(k_eye) {
+    LTF_CU_UNUSED;
+    ltf_tensor *o = out[0];
+    int dt = o->dtype;
+    if (dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    if (o->numel == 0) return LTF_OK;
+    int64_t cols = o->dims[o->rank - 1], per = o->dims[o->rank - 2] * cols;
+    E e(ctx, def->name);
+    if (e.status() != LTF_OK) return e.status();
+#define M(T) { EyeP<T> p = { ptr<T>(o), (T)1, cols, per }; return e.template run<EyeF<T> >(o->numel, p); }
+    LTF_CU_BY_DTYPE(dt, M)
+#undef M
+    return LTF_OK;
+}
+/* }==== */
+
 /* {==== Optimizer updates: the engine has made every value writable in
 ** place on this device (copy-on-write, slots moved beside their variable)
 ** before it calls the kernel (core/device.c) */
@@ -971,6 +1360,19 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_APPLY_SGD: case LTF_OP_APPLY_MOMENTUM: case LTF_OP_APPLY_ADAM: case LTF_OP_APPLY_RMSPROP:
     case LTF_OP_APPLY_ADAGRAD:
         return (const void *)&k_optim<E>;
+    case LTF_OP_CONV2D: return (const void *)&k_conv<E, 0>;
+    case LTF_OP_CONV2D_BACKPROP_INPUT: return (const void *)&k_conv<E, 1>;
+    case LTF_OP_CONV2D_BACKPROP_FILTER: return (const void *)&k_conv<E, 2>;
+    case LTF_OP_MAX_POOL2D: case LTF_OP_AVG_POOL2D: return (const void *)&k_pool<E>;
+    case LTF_OP_MAX_POOL2D_GRAD: case LTF_OP_MAX_POOL2D_GRAD_GRAD: return (const void *)&k_max_pool_grad<E>;
+    case LTF_OP_AVG_POOL2D_GRAD: return (const void *)&k_avg_pool_grad<E>;
+    case LTF_OP_GELU: case LTF_OP_GELU_GRAD: return (const void *)&k_gelu<E>;
+    case LTF_OP_STRIDED_SLICE: return (const void *)&k_strided_slice<E>;
+    case LTF_OP_STRIDED_SLICE_GRAD: return (const void *)&k_strided_slice_grad<E>;
+    case LTF_OP_UNSORTED_SEGMENT_SUM: return (const void *)&k_segment_sum<E>;
+    case LTF_OP_RANGE: return (const void *)&k_range<E>;
+    case LTF_OP_LINSPACE: return (const void *)&k_linspace<E>;
+    case LTF_OP_EYE: return (const void *)&k_eye<E>;
     default: return NULL;
     }
 }

@@ -623,6 +623,201 @@ static void test_optim() {
 }
 /* }==== */
 
+/* {==== Windows: conv2d and its gradients, the pools; strided_slice,
+** unsorted_segment_sum, range/linspace/eye, gelu */
+/* The shape conv2d / a pool gives for 'x' under 'a' (the engine's inference). */
+static std::vector<int64_t> infer_shape(ltf_op_id op, std::vector<ltf_tensor *> in, const ltf_attrs *a) {
+    ltf_type ty;
+    int nty = 0;
+    std::vector<int64_t> d;
+    if (ltf_op_infer(ctx, ltf_op_get(op), in.data(), (int)in.size(), a, &ty, 1, &nty) == LTF_OK && nty == 1)
+        d.assign(ty.dims, ty.dims + ty.rank);
+    else
+        fprintf(stderr, "%s: inference failed: %s\n", ltf_op_name(op), ltf_ctx_error(ctx));
+    return d;
+}
+
+/* floats with ties: values from a few levels (max pool argmax picks the first) */
+static ltf_tensor *tied_tensor(ltf_dtype dt, std::vector<int64_t> dims) {
+    ltf_tensor *t = rand_tensor(dt, dims);
+    int64_t n = ltf_tensor_num_elements(t);
+    for (int64_t i = 0; i < n; i++) {
+        double v = (double)(rnd() % 4);
+        if (dt == LTF_DTYPE_FLOAT32) ((float *)ltf_tensor_data(t))[i] = (float)v;
+        else ((double *)ltf_tensor_data(t))[i] = v;
+    }
+    return t;
+}
+
+static void test_conv_pool() {
+    struct Case { int pad; int64_t sh, sw, dh, dw; };
+    const Case cases[] = { { LTF_PADDING_VALID, 1, 1, 1, 1 }, { LTF_PADDING_SAME, 1, 1, 1, 1 },
+                           { LTF_PADDING_SAME, 2, 2, 1, 1 }, { LTF_PADDING_VALID, 2, 1, 1, 2 },
+                           { LTF_PADDING_SAME, 1, 2, 2, 1 }, { LTF_PADDING_EXPLICIT, 2, 1, 1, 1 },
+                           { LTF_PADDING_EXPLICIT, 1, 1, 2, 2 } };
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 })
+        for (const Case &c : cases) {
+            ltf_attrs a = attrs();
+            a.i[0] = c.pad;
+            a.nints = c.pad == LTF_PADDING_EXPLICIT ? 8 : 4;
+            a.ints[0] = c.sh; a.ints[1] = c.sw; a.ints[2] = c.dh; a.ints[3] = c.dw;
+            a.ints[4] = 1; a.ints[5] = 2; a.ints[6] = 0; a.ints[7] = 1;
+            std::vector<int64_t> xd = { 2, 7, 6, 3 }, fd = { 3, 2, 3, 4 };
+            ltf_tensor *x = rand_tensor(dt, xd), *f = rand_tensor(dt, fd);
+            std::vector<int64_t> yd = infer_shape(LTF_OP_CONV2D, { x, f }, &a);
+            char what[96];
+            snprintf(what, sizeof what, "conv2d %s pad %d strides %lld,%lld dil %lld,%lld", ltf_dtype_name(dt), c.pad,
+                     (long long)c.sh, (long long)c.sw, (long long)c.dh, (long long)c.dw);
+            double rt = dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12, at = dt == LTF_DTYPE_FLOAT32 ? 2e-4 : 1e-11;
+            ltf_tensor_retain(x);
+            ltf_tensor_retain(f);
+            run_both(what, LTF_OP_CONV2D, { x, f }, &a, rt, at);
+            if (yd.size() != 4) continue;
+            ltf_attrs ai = a;
+            ai.nints2 = 2; ai.ints2[0] = xd[1]; ai.ints2[1] = xd[2];
+            run_both(what, LTF_OP_CONV2D_BACKPROP_INPUT, { f, rand_tensor(dt, yd) }, &ai, rt, at);
+            ltf_attrs af = a;
+            af.nints2 = 2; af.ints2[0] = fd[0]; af.ints2[1] = fd[1];
+            run_both(what, LTF_OP_CONV2D_BACKPROP_FILTER, { x, rand_tensor(dt, yd) }, &af, rt, 1e3 * at);
+        }
+    {   /* 1x1 filters (the CPU's GEMM path) and 2 dilations only */
+        ltf_attrs a = attrs();
+        a.nints = 2; a.ints[0] = 1; a.ints[1] = 1;
+        run_both("conv2d 1x1", LTF_OP_CONV2D, { rand_tensor(LTF_DTYPE_FLOAT32, { 3, 4, 5, 6 }),
+                                                rand_tensor(LTF_DTYPE_FLOAT32, { 1, 1, 6, 2 }) }, &a, 1e-5, 1e-4);
+    }
+    struct PCase { int pad; int64_t kh, kw, sh, sw; };
+    const PCase pcases[] = { { LTF_PADDING_VALID, 2, 2, 2, 2 }, { LTF_PADDING_SAME, 3, 3, 2, 2 },
+                             { LTF_PADDING_VALID, 3, 2, 1, 1 }, { LTF_PADDING_SAME, 2, 3, 1, 2 },
+                             { LTF_PADDING_SAME, 9, 9, 1, 1 } };
+    for (const PCase &c : pcases) {
+        ltf_attrs a = attrs();
+        a.i[0] = c.pad;
+        a.nints = 4;
+        a.ints[0] = c.kh; a.ints[1] = c.kw; a.ints[2] = c.sh; a.ints[3] = c.sw;
+        std::vector<int64_t> xd = { 2, 7, 6, 3 };
+        char what[96];
+        for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64, LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_UINT8 }) {
+            snprintf(what, sizeof what, "max_pool2d %s pad %d k %lld,%lld s %lld,%lld", ltf_dtype_name(dt), c.pad,
+                     (long long)c.kh, (long long)c.kw, (long long)c.sh, (long long)c.sw);
+            run_both(what, LTF_OP_MAX_POOL2D, { rand_tensor(dt, xd, is_float(dt) ? GEN_SPECIAL : GEN_PLAIN) }, &a);
+        }
+        for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 }) {
+            snprintf(what, sizeof what, "pools %s pad %d k %lld,%lld s %lld,%lld", ltf_dtype_name(dt), c.pad,
+                     (long long)c.kh, (long long)c.kw, (long long)c.sh, (long long)c.sw);
+            double rt = dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12;
+            run_both(what, LTF_OP_AVG_POOL2D, { rand_tensor(dt, xd) }, &a, rt, 1e-6);
+            for (int tied = 0; tied < 2; tied++) {
+                ltf_tensor *x = tied ? tied_tensor(dt, xd) : rand_tensor(dt, xd);
+                std::vector<int64_t> yd = infer_shape(LTF_OP_MAX_POOL2D, { x }, &a);
+                ltf_tensor_retain(x);
+                ltf_tensor_retain(x);
+                run_both(what, LTF_OP_MAX_POOL2D_GRAD, { x, rand_tensor(dt, yd) }, &a, rt, 1e-6);
+                run_both(what, LTF_OP_MAX_POOL2D_GRAD_GRAD, { x, rand_tensor(dt, xd) }, &a);
+                ltf_attrs ag = a;
+                ag.nints2 = 2; ag.ints2[0] = xd[1]; ag.ints2[1] = xd[2];
+                run_both(what, LTF_OP_AVG_POOL2D_GRAD, { rand_tensor(dt, yd) }, &ag, rt, 1e-6);
+                ltf_tensor_release(x);
+            }
+        }
+    }
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 })
+        for (int approx = 0; approx < 2; approx++) {
+            ltf_attrs a = attrs();
+            a.i[0] = approx;
+            char what[64];
+            snprintf(what, sizeof what, "gelu %s approx %d", ltf_dtype_name(dt), approx);
+            run_both(what, LTF_OP_GELU, { rand_tensor(dt, { 7, 9 }, GEN_SPECIAL) }, &a, dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12,
+                     1e-6);
+            run_both(what, LTF_OP_GELU_GRAD, { rand_tensor(dt, { 7, 9 }), rand_tensor(dt, { 7, 9 }) }, &a,
+                     dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12, 1e-6);
+        }
+}
+
+static void test_strided_segment_init() {
+    /* strided_slice: begin, end, strides, masks (begin, end, shrink, new axis | ellipsis << 32) */
+    struct SCase { int n; int64_t b[3], e[3], s[3]; int64_t bm, em, sm, nm; };
+    const SCase sc[] = {
+        { 3, { 1, 0, 1 }, { 4, 6, 3 }, { 1, 2, 1 }, 0, 0, 0, 0 },
+        { 3, { -1, 5, 0 }, { 0, 0, 4 }, { -1, -2, 3 }, 0, 0, 0, 0 },
+        { 2, { 2, 1, 0 }, { 3, 5, 0 }, { 1, 1, 1 }, 0, 0, 1, 0 },
+        { 3, { 0, 1, 0 }, { 0, 4, 0 }, { 1, 1, 1 }, 5, 5, 0, 2 },
+        { 2, { 0, 1, 0 }, { 0, 3, 0 }, { 1, 1, 1 }, 0, 0, 0, (int64_t)1 << 32 },
+        { 3, { 4, -2, 3 }, { -6, -7, -5 }, { -1, -1, -2 }, 1, 0, 0, 0 },
+        { 1, { 7, 0, 0 }, { 9, 0, 0 }, { 1, 1, 1 }, 0, 0, 0, 0 },
+    };
+    for (ltf_dtype dt : ALL)
+        for (const SCase &c : sc) {
+            ltf_attrs a = attrs();
+            a.nints = 2 * c.n;
+            a.nints2 = c.n;
+            for (int k = 0; k < c.n; k++) { a.ints[k] = c.b[k]; a.ints[c.n + k] = c.e[k]; a.ints2[k] = c.s[k]; }
+            a.i[0] = c.bm; a.i[1] = c.em; a.i[2] = c.sm; a.i[3] = c.nm;
+            char what[64];
+            snprintf(what, sizeof what, "strided_slice %s", ltf_dtype_name(dt));
+            ltf_tensor *x = rand_tensor(dt, { 5, 6, 4 });
+            std::vector<int64_t> yd = infer_shape(LTF_OP_STRIDED_SLICE, { x }, &a);
+            ltf_tensor_retain(x);
+            run_both(what, LTF_OP_STRIDED_SLICE, { x }, &a);
+            if (dt != LTF_DTYPE_BOOL) {
+                ltf_tensor_retain(x);
+                run_both(what, LTF_OP_STRIDED_SLICE_GRAD, { rand_tensor(dt, yd), x }, &a);
+            }
+            ltf_tensor_release(x);
+        }
+    /* unsorted_segment_sum: ids in -1..5 (negative dropped), batch_dims, an id out of range */
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64, LTF_DTYPE_INT32, LTF_DTYPE_INT64 })
+        for (ltf_dtype it : { LTF_DTYPE_INT32, LTF_DTYPE_INT64 })
+            for (int batch = 0; batch < 3; batch++) {
+                std::vector<int64_t> dd = batch ? std::vector<int64_t>{ 2, 5, 3 } : std::vector<int64_t>{ 6, 4 };
+                std::vector<int64_t> id = batch ? std::vector<int64_t>{ 2, 5 } : std::vector<int64_t>{ 6 };
+                ltf_tensor *ids = zeros(it, id);
+                int64_t nid = ltf_tensor_num_elements(ids);
+                for (int64_t k = 0; k < nid; k++) {
+                    int64_t v = (int64_t)(rnd() % 6);
+                    if (v == 0) v = -1;
+                    if (batch == 2 && k == 3) v = 0;   /* out of range */
+                    if (it == LTF_DTYPE_INT32) ((int32_t *)ltf_tensor_data(ids))[k] = (int32_t)v;
+                    else ((int64_t *)ltf_tensor_data(ids))[k] = v;
+                }
+                ltf_attrs a = attrs();
+                a.i[0] = 5;
+                a.i[1] = batch ? 1 : 0;
+                a.i[2] = batch ? 1 : 0;
+                char what[64];
+                snprintf(what, sizeof what, "unsorted_segment_sum %s %s %d", ltf_dtype_name(dt), ltf_dtype_name(it), batch);
+                /* GEN_NONZERO: no INT32_MIN/INT64_MIN, whose sums overflow (undefined in the CPU's C) */
+                run_both(what, LTF_OP_UNSORTED_SEGMENT_SUM, { rand_tensor(dt, dd, GEN_NONZERO), ids }, &a,
+                         dt == LTF_DTYPE_FLOAT32 ? 1e-6 : 1e-12, 1e-6);
+            }
+    /* range, linspace, eye */
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64, LTF_DTYPE_INT32, LTF_DTYPE_INT64 })
+        for (int down = 0; down < 2; down++) {
+            ltf_attrs a = attrs();
+            a.i[0] = dt;
+            a.i[1] = down ? 40 : 3; a.i[2] = down ? 3 : 40; a.i[3] = down ? -3 : 3;
+            a.f[0] = down ? 7.3 : 0.1; a.f[1] = down ? 0.1 : 7.3; a.f[2] = down ? -0.7 : 0.7;
+            char what[64];
+            snprintf(what, sizeof what, "range %s %d", ltf_dtype_name(dt), down);
+            run_both(what, LTF_OP_RANGE, {}, &a, 0, 0);
+        }
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 })
+        for (int64_t num : { 1, 2, 50 }) {
+            ltf_attrs a = attrs();
+            a.i[0] = dt; a.i[1] = num; a.f[0] = -1.3; a.f[1] = 2.9;
+            run_both("linspace", LTF_OP_LINSPACE, {}, &a, 0, 0);
+        }
+    for (ltf_dtype dt : ALL) {
+        ltf_attrs a = attrs();
+        a.i[0] = dt; a.i[1] = 3; a.i[2] = 4;
+        a.nints = 1; a.ints[0] = 2;
+        run_both("eye", LTF_OP_EYE, {}, &a);
+        a.i[1] = 5; a.i[2] = 2; a.nints = -1;
+        run_both("eye", LTF_OP_EYE, {}, &a);
+    }
+}
+/* }==== */
+
 int main(void) {
     ctx = ltf_ctx_new();
     test_unary();
@@ -634,8 +829,10 @@ int main(void) {
     test_movement();
     test_movement2();
     test_optim();
+    test_conv_pool();
+    test_strided_segment_init();
     /* coverage: ops without a device kernel answer NULL */
-    CHECK(ltf_gpu_host_kernel(LTF_OP_CONV2D) == NULL);
+    CHECK(ltf_gpu_host_kernel(LTF_OP_RANDOM_UNIFORM) == NULL);
     CHECK(ltf_gpu_host_kernel(-1) == NULL);
     ltf_ctx_release(ctx);
     CHECK_DONE();
