@@ -52,3 +52,11 @@ echo "== linalg: 512x512 Cholesky and SVD beside NumPy (bench/linalg.sh)" >&2
 bash bench/linalg.sh
 echo "== sorting and contractions (bench/ops12_sort.sh)" >&2
 bash bench/ops12_sort.sh
+# issue 8's training benchmarks take minutes (the convnet epochs, five
+# interleaved rounds); set LTF_BENCH_TRAIN=1 to include them here, or run
+#   bash bench/train.sh; bash bench/train_rounds.sh 5; bash bench/threads.sh 3
+if [ "${LTF_BENCH_TRAIN:-0}" = 1 ]; then
+  echo "== training (bench/train.sh, bench/train_rounds.sh)" >&2
+  bash bench/train.sh
+  bash bench/train_rounds.sh 5
+fi
