@@ -5,18 +5,8 @@
 -- while the other steps run op by op on their device kernels.
 local tf = require("tf")
 
-local GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
-local have_gpu = #tf.config.list_physical_devices("GPU") > 0
-
-local function gpu_it(name, fn)
-  it(name, function()
-    if not have_gpu then
-      pending("no GPU: tf.config.list_physical_devices('GPU') is empty (scripts/test.sh runs these with LTF_GPU_SIM=1)")
-      return
-    end
-    fn()
-  end)
-end
+local gpu = require("gpu_support")
+local GPU, have_gpu, gpu_it = gpu.GPU, gpu.have_gpu, gpu.make_it(it, function(why) pending(why) end)
 
 local function stats()
   return tf.config.experimental.get_device_kernel_stats()

@@ -7,18 +7,8 @@
 -- counts captures (graph_capture) and replays (graph_replay).
 local tf = require("tf")
 
-local GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
-local have_gpu = #tf.config.list_physical_devices("GPU") > 0
-
-local function gpu_it(name, fn)
-  it(name, function()
-    if not have_gpu then
-      pending("no GPU: tf.config.list_physical_devices('GPU') is empty (scripts/test.sh runs these with LTF_GPU_SIM=1)")
-      return
-    end
-    fn()
-  end)
-end
+local gpu = require("gpu_support")
+local GPU, have_gpu, gpu_it = gpu.GPU, gpu.have_gpu, gpu.make_it(it, function(why) pending(why) end)
 
 local function stats() return tf.config.experimental.get_device_kernel_stats() end
 local function on_gpu(fn) return tf.device("/gpu:0", fn) end

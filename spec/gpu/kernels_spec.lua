@@ -12,18 +12,8 @@
 -- that the op ran a device kernel (not the CPU kernel over copies).
 local tf = require("tf")
 
-local GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
-local have_gpu = #tf.config.list_physical_devices("GPU") > 0
-
-local function gpu_it(name, fn)
-  it(name, function()
-    if not have_gpu then
-      pending("no GPU: tf.config.list_physical_devices('GPU') is empty (scripts/test.sh runs these with LTF_GPU_SIM=1)")
-      return
-    end
-    fn()
-  end)
-end
+local gpu = require("gpu_support")
+local GPU, have_gpu, gpu_it = gpu.GPU, gpu.have_gpu, gpu.make_it(it, function(why) pending(why) end)
 
 local F32, F64, I32, I64, U8, B = tf.float32, tf.float64, tf.int32, tf.int64, tf.uint8, tf.bool
 local FLOATS = {F32, F64}

@@ -3,19 +3,8 @@
 -- case is pending with the reason. Expected values are the CPU's.
 local tf = require("tf")
 
-local GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
-local CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
-local have_gpu = #tf.config.list_physical_devices("GPU") > 0
-
-local function gpu_it(name, fn)
-  it(name, function()
-    if not have_gpu then
-      pending("no GPU: tf.config.list_physical_devices('GPU') is empty (scripts/test.sh runs these with LTF_GPU_SIM=1)")
-      return
-    end
-    fn()
-  end)
-end
+local gpu = require("gpu_support")
+local GPU, CPU, have_gpu, gpu_it = gpu.GPU, gpu.CPU, gpu.have_gpu, gpu.make_it(it, function(why) pending(why) end)
 
 describe("a GPU", function()
   describe("copies", function()

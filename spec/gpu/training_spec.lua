@@ -5,19 +5,10 @@
 -- a Keras model fits under tf.device("/gpu:0") as it does on the host.
 local tf = require("tf")
 
-local GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
-local have_gpu = #tf.config.list_physical_devices("GPU") > 0
+local gpu = require("gpu_support")
+local GPU, have_gpu, gpu_it = gpu.GPU, gpu.have_gpu, gpu.make_it(it, function(why) pending(why) end)
 local K = tf.keras.optimizers
 
-local function gpu_it(name, fn)
-  it(name, function()
-    if not have_gpu then
-      pending("no GPU: tf.config.list_physical_devices('GPU') is empty (scripts/test.sh runs these with LTF_GPU_SIM=1)")
-      return
-    end
-    fn()
-  end)
-end
 
 local G = {{0.5, -1.0, 2.0, 0.25}, {-0.25, 0.75, 1.5, -2.0}, {1.0, 0.1, -3.0, 0.5}}   -- three steps' gradients
 local X0 = {1.0, -2.0, 0.5, 3.0}
