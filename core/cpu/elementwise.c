@@ -200,6 +200,10 @@ static double digamma_(double x) {
 /* Hurwitz zeta(x, q) = sum_{k >= 0} (k + q)^-x by Euler-Maclaurin summation
 ** (Cephes' zeta.c): NaN for x < 1, inf for x == 1 and at the poles q = 0,
 ** -1, -2, ...; for other q <= 0 only integer x is defined. */
+/* zeta(x, q) for q < -ZETA_MAX_TERMS is NaN: its series would need more
+** than that many terms (docs/math.md). */
+#define ZETA_MAX_TERMS 1048576.0
+
 static double zeta_(double x, double q) {
     static const double A[12] = {   /* (2k)! / B_2k, k = 1..12 */
         12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
@@ -214,6 +218,9 @@ static double zeta_(double x, double q) {
         if (x != floor(x)) return NAN;   /* q^-x is not real */
     }
     if (q > 1e8) return (1 / (x - 1) + 1 / (2 * q)) * pow(q, 1 - x);
+    /* the sum below steps q up by 1 until it passes 9: a q far below 0
+    ** would take that many terms (forever at -1e300; libFuzzer found a hang) */
+    if (q < -ZETA_MAX_TERMS) return NAN;
     double s = pow(q, -x), a = q, b = 0.0;
     int i = 0;
     while (i < 9 || a <= 9.0) {

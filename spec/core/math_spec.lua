@@ -133,6 +133,14 @@ describe("tf.math.lgamma, digamma and polygamma", function()
     local want = {PI ^ 2 / 6, PI ^ 4 / 90, PI ^ 2 / 6 - 1, 7 * 1.2020569031595942, nan, inf, inf}
     assert.tensor_near(want, tf.math.zeta(x, q), {atol = 1e-13, rtol = 1e-13})
   end)
+  it("zeta(x, q) for q far below 0 is NaN at once, not a sum of millions of terms (libFuzzer hang)", function()
+    -- zeta(2, -1.5) = sum over k of (k - 1.5)^-2 = 1/2.25 + 1/0.25 + zeta(2, 0.5) = 4.444... + pi^2 / 2
+    local got = tf.math.zeta(tf.constant({2.0, 2.0, 2.0}, tf.float64), tf.constant({-1.5, -3e6 + 0.5, -1e300 - 0.5}, tf.float64))
+    local v = got:totable()
+    assert.near(1 / 2.25 + 4 + PI ^ 2 / 2, v[1], 1e-12)
+    assert.is_true(v[2] ~= v[2])
+    assert.equal(inf, v[3])   -- -1e300 is an integer: a pole
+  end)
   it("lgamma's gradient is digamma and digamma's is polygamma(1, x), as TensorFlow", function()
     local x = tf.constant({0.5, 1.0, 3.0}, tf.float64)
     local tape = tf.GradientTape({persistent = true})
