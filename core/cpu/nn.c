@@ -2,11 +2,14 @@
 ** cpu/nn.c: CPU kernels of the neural-network ops. Softmax and the
 ** cross-entropies work line by line along the class axis, in a numerically
 ** stable form (the line's maximum is subtracted before exp; sums in double).
-** conv2d lowers to GEMM: im2col into a bounded scratch buffer, a chunk of
-** output rows at a time, then one BLAS call per chunk (no scratch at all for
-** 1x1 stride-1 filters and for filters that cover the whole image). Its
-** gradients reuse that lowering: the filter gradient is col^T @ dy over the
-** same im2col chunks, the input gradient dy @ f^T per chunk folded back
+** float32 conv2d at stride 1 with output depths in multiples of 8 runs the
+** direct kernels of conv_direct.c (forward, filter gradient, and the input
+** gradient as a forward conv with flipped filters). Other convolutions lower
+** to GEMM: im2col in L2-sized tiles of output rows, each pool thread running
+** im2col then a one-thread BLAS call per tile (no scratch at all for 1x1
+** stride-1 filters and for filters that cover the whole image); the filter
+** gradient sums col^T @ dy per tile into per-range partials, the input
+** gradient is dy @ f^T per chunk of output lines folded back
 ** with col2im. Pools loop over windows with channels innermost; their
 ** gradients are race-free: each thread owns the input lines it writes.
 */

@@ -194,8 +194,13 @@ void ltf_cuda_fusion_close(ltf_cuda_dev *d) {
     d->fusion = NULL;
 }
 
-static int fused_fail(ltf_ctx *ctx, ltf_status code, const char *fmt, const char *a, const char *b) {
-    snprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, a, b);
+static int fused_fail(ltf_ctx *ctx, ltf_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fused_fail(ltf_ctx *ctx, ltf_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+    va_end(ap);
     ctx->last_status = code;
     return code;
 }
@@ -208,14 +213,14 @@ extern "C" __attribute__((visibility("default"))) int ltf_cuda_fused_run(ltf_ctx
 
 int ltf_cuda_fused_run_on(ltf_cuda_dev *d, ltf_ctx *ctx, const ltf_fused *f, ltf_tensor *const *ext, int next,
                           ltf_tensor *out) {
-    if (!d) return fused_fail(ctx, LTF_ERR_FAILED_PRECONDITION, "%s%s", "fused group: no CUDA device is open", "");
+    if (!d) return fused_fail(ctx, LTF_ERR_FAILED_PRECONDITION, "fused group: no CUDA device is open");
     if (f->numel == 0) return LTF_OK;
     char why[512];
     cudaKernel_t kern = NULL;
     try {
         std::string src;
         if (!build_source(f, src, why, sizeof why))
-            return fused_fail(ctx, LTF_ERR_UNIMPLEMENTED, "fused group: %s%s", why, "");
+            return fused_fail(ctx, LTF_ERR_UNIMPLEMENTED, "fused group: %s", why);
         if (!d->fusion) d->fusion = new ltf_cuda_fusion();
         auto it = d->fusion->kernels.find(src);
         if (it != d->fusion->kernels.end()) {
@@ -226,7 +231,7 @@ int ltf_cuda_fused_run_on(ltf_cuda_dev *d, ltf_ctx *ctx, const ltf_fused *f, ltf
             snprintf(arch, sizeof arch, "sm_%d", d->cc);
             std::vector<char> log(8192);
             if (ltf_cuda_fused_compile(src.c_str(), arch, &image, &size, log.data(), log.size()) != 0)
-                return fused_fail(ctx, LTF_ERR_INTERNAL, "fused group: %s%s", log.data(), "");
+                return fused_fail(ctx, LTF_ERR_INTERNAL, "fused group: %s", log.data());
             cudaLibrary_t lib;
             cudaError_t e = cudaLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
             free(image);
@@ -241,7 +246,7 @@ int ltf_cuda_fused_run_on(ltf_cuda_dev *d, ltf_ctx *ctx, const ltf_fused *f, ltf
             d->fusion->kernels[src] = kern;
         }
     } catch (...) {
-        return fused_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "fused group: %s%s", "out of host memory", "");
+        return fused_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "fused group: out of host memory");
     }
     long long n = f->numel;
     std::vector<void *> ptrs(next + 2), args(next + 3);
