@@ -24,4 +24,85 @@ function M.make_it(it, pending)
   end
 end
 
+local assert = require("luassert")
+local F32, F64, U8, B = tf.float32, tf.float64, tf.uint8, tf.bool
+local I32, I64 = tf.int32, tf.int64
+
+-- Deterministic values of 'shape' for 'dtype': small mixed-sign numbers
+-- (uint8 non-negative, bool a pattern); 'kind' "pos" keeps them > 0.
+function M.values(shape, dtype, kind, seed)
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  local flat = {}
+  seed = seed or 0
+  for i = 1, n do
+    local k = (i * 7 + seed * 5) % 13
+    local v
+    if dtype == B then v = k % 3 == 0
+    elseif dtype == U8 then v = k
+    elseif dtype == I32 or dtype == I64 then v = kind == "pos" and k + 1 or k - 6
+    else v = kind == "pos" and (k + 1) * 0.37 or (k - 6) * 0.37 + 0.05 end
+    flat[i] = v
+  end
+  local pos = 0
+  local function build(level)
+    if level > #shape then
+      pos = pos + 1
+      return flat[pos]
+    end
+    local t = {}
+    for i = 1, shape[level] do t[i] = build(level + 1) end
+    return t
+  end
+  return tf.constant(build(1), dtype)
+end
+
+function M.flatten(t, out)
+  out = out or {}
+  if type(t) ~= "table" then
+    out[#out + 1] = t
+    return out
+  end
+  for _, v in ipairs(t) do M.flatten(v, out) end
+  return out
+end
+
+function M.same_value(a, b, rtol, atol)
+  if type(a) ~= "number" or type(b) ~= "number" then return a == b end
+  if a ~= a or b ~= b then return a ~= a and b ~= b end
+  if a == b then return true end
+  if math.type(a) == "integer" and math.type(b) == "integer" then return false end
+  return math.abs(a - b) <= atol + rtol * math.abs(b)
+end
+
+function M.tolerances(dtype, loose)
+  if dtype == F32 then return 1e-5, loose and 1e-4 or 1e-6 end
+  if dtype == F64 then return 1e-12, loose and 1e-10 or 1e-12 end
+  return 0, 0
+end
+
+-- Run f on host inputs and on their GPU copies; compare every output.
+function M.compare(label, f, inputs, loose)
+  local cpu = table.pack(f(table.unpack(inputs)))
+  local ginputs = {}
+  for i, x in ipairs(inputs) do ginputs[i] = x:gpu() end
+  local gpu = tf.device("/gpu:0", function() return table.pack(f(table.unpack(ginputs))) end)
+  assert.equal(cpu.n, gpu.n)
+  for k = 1, cpu.n do
+    local c, g = cpu[k], gpu[k]
+    assert.equal(M.GPU, g.device, label .. ": output " .. k .. " is not on the GPU")
+    assert.equal(c.dtype, g.dtype, label)
+    assert.same(c.shape:as_list(), g.shape:as_list(), label)
+    local rtol, atol = M.tolerances(c.dtype, loose)
+    local cv, gv = M.flatten(c:totable()), M.flatten(g:totable())
+    assert.equal(#cv, #gv, label)
+    for i = 1, #cv do
+      if not M.same_value(gv[i], cv[i], rtol, atol) then
+        error(("%s: element %d: GPU %s, CPU %s (rtol %g, atol %g)"):format(label, i, tostring(gv[i]),
+              tostring(cv[i]), rtol, atol), 0)
+      end
+    end
+  end
+end
+
 return M
