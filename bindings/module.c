@@ -317,6 +317,16 @@ static int core_monotonic(lua_State *L) {
     return 1;
 }
 
+/* core.half_round(v, bfloat16): the Lua number 'v' rounded to float16 (or
+** bfloat16 when the second argument is true), as a Lua number: what the
+** tensor formatter compares shortest digits against */
+static int core_half_round(lua_State *L) {
+    double v = luaL_checknumber(L, 1);
+    lua_pushnumber(L, lua_toboolean(L, 2) ? ltf_bfloat16_to_float(ltf_bfloat16_from_double(v))
+                                          : ltf_float16_to_float(ltf_float16_from_double(v)));
+    return 1;
+}
+
 static int core_op_names(lua_State *L) {
     int n = ltf_op_count();
     lua_createtable(L, n, 0);
@@ -346,6 +356,7 @@ static const luaL_Reg core_fns[] = {
 static const luaL_Reg core_internal[] = {
     {"raise", errors_raise},   /* tf.errors.raise is the public form */
     {"monotonic", core_monotonic},
+    {"half_round", core_half_round},
     {NULL, NULL}
 };
 /* }==== */

@@ -151,7 +151,9 @@ static ltf_status number_fits(lua_State *L, int idx, ltf_dtype dt, double *dv, i
     *dv = isint ? (double)i : d;
     switch (dt) {
     case LTF_DTYPE_FLOAT32:
-    case LTF_DTYPE_FLOAT64: return LTF_OK;
+    case LTF_DTYPE_FLOAT64:
+    case LTF_DTYPE_FLOAT16:
+    case LTF_DTYPE_BFLOAT16: return LTF_OK;
     case LTF_DTYPE_INT32:
     case LTF_DTYPE_INT64:
     case LTF_DTYPE_UINT8: {
@@ -172,6 +174,8 @@ static void store_number(void *dst, ltf_dtype dt, double dv, int64_t iv) {
     switch (dt) {
     case LTF_DTYPE_FLOAT32: *(float *)dst = (float)dv; break;
     case LTF_DTYPE_FLOAT64: *(double *)dst = dv; break;
+    case LTF_DTYPE_FLOAT16: *(uint16_t *)dst = ltf_float16_from_double(dv); break;   /* rounded once, to nearest even */
+    case LTF_DTYPE_BFLOAT16: *(uint16_t *)dst = ltf_bfloat16_from_double(dv); break;
     case LTF_DTYPE_INT32: *(int32_t *)dst = (int32_t)iv; break;
     case LTF_DTYPE_INT64: *(int64_t *)dst = iv; break;
     case LTF_DTYPE_UINT8: *(uint8_t *)dst = (uint8_t)iv; break;
@@ -206,6 +210,8 @@ static ltf_tensor *cached_scalar(lua_State *L, int idx, ltf_dtype dt, const char
         switch (dt) {
         case LTF_DTYPE_FLOAT32: same = memcmp(p, &(float){(float)dv}, 4) == 0; break;
         case LTF_DTYPE_FLOAT64: same = memcmp(p, &dv, 8) == 0; break;
+        case LTF_DTYPE_FLOAT16: same = *(const uint16_t *)p == ltf_float16_from_double(dv); break;
+        case LTF_DTYPE_BFLOAT16: same = *(const uint16_t *)p == ltf_bfloat16_from_double(dv); break;
         case LTF_DTYPE_INT32: same = *(const int32_t *)p == (int32_t)iv; break;
         case LTF_DTYPE_INT64: same = *(const int64_t *)p == iv; break;
         case LTF_DTYPE_UINT8: same = *(const uint8_t *)p == (uint8_t)iv; break;
@@ -393,6 +399,8 @@ static void push_element(lua_State *L, ltf_dtype dt, const char *p) {
     switch (dt) {
     case LTF_DTYPE_FLOAT32: lua_pushnumber(L, *(const float *)p); break;
     case LTF_DTYPE_FLOAT64: lua_pushnumber(L, *(const double *)p); break;
+    case LTF_DTYPE_FLOAT16: lua_pushnumber(L, ltf_float16_to_float(*(const uint16_t *)p)); break;
+    case LTF_DTYPE_BFLOAT16: lua_pushnumber(L, ltf_bfloat16_to_float(*(const uint16_t *)p)); break;
     case LTF_DTYPE_INT32: lua_pushinteger(L, *(const int32_t *)p); break;
     case LTF_DTYPE_INT64: lua_pushinteger(L, *(const int64_t *)p); break;
     case LTF_DTYPE_UINT8: lua_pushinteger(L, *(const uint8_t *)p); break;

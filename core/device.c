@@ -34,6 +34,7 @@
 #include "device.h"
 #include "storage.h"
 #include "variable.h"
+#include "half.h"
 
 #define STACK_INPUTS 8
 
@@ -43,7 +44,7 @@ const char *ltf_device_str(ltf_device_type type, int ordinal, char *buf) {
 }
 
 /* {==== Modules */
-static const ltf_core_api core_api = { ltf_op_name, ltf_op_get };
+static const ltf_core_api core_api = { ltf_op_name, ltf_op_get, ltf_half_cpu_native };
 
 /* RTLD_NODELETE: a module stays mapped once loaded, though each context
 ** still counts its handle. The CUDA module's libraries (cuBLAS, NVRTC, the
@@ -340,8 +341,9 @@ static void release_all(ltf_tensor **t, int n) {
     }
 }
 
-/* Outputs on (type, ordinal) from the inferred types, then the kernel. */
-static ltf_status run_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_kernel_fn kernel, ltf_tensor *const *in,
+/* Outputs on (type, ordinal) from the inferred types, then the kernel
+** (through float32 copies where it does not take float16/bfloat16). */
+static ltf_status run_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_kernel_fn kernel, ltf_tensor *const *in,
                              int nin, const ltf_attrs *a, const ltf_type *types, int n, ltf_tensor **out,
                              ltf_device_type type, int ordinal) {
     for (int i = 0; i < n; i++) out[i] = NULL;
@@ -358,7 +360,7 @@ static ltf_status run_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_kernel_fn 
         }
     if (n > 0 && !(def->flags & (LTF_OP_KERNEL_ALLOCATES | LTF_OP_STATEFUL | LTF_OP_VIEW)) && all_empty(out, n))
         return LTF_OK;
-    ltf_status st = kernel(ctx, def, in, nin, a, out, n);
+    ltf_status st = ltf_half_run(ctx, def, op, kernel, type, ordinal, in, nin, a, types, out, n);
     if (st != LTF_OK) release_all(out, n);
     return st;
 }
@@ -433,7 +435,7 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     ** whose ops are placed one by one */
     if (op == LTF_OP_READ_VARIABLE || op == LTF_OP_ASSIGN_VARIABLE || op == LTF_OP_ASSIGN_ADD_VARIABLE ||
         op == LTF_OP_ASSIGN_SUB_VARIABLE || op == LTF_OP_COND || op == LTF_OP_WHILE) {
-        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], in, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+        st = run_kernel(ctx, def, op, def->kernel[LTF_DEVICE_CPU], in, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
         goto record;
     }
     ltf_device_type type = LTF_DEVICE_CPU;
@@ -484,13 +486,14 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     if (st != LTF_OK) goto done;
     const ltf_backend *be = type == LTF_DEVICE_CPU ? NULL : ctx->devices[ordinal];
     ltf_kernel_fn k = be && be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
+    if (k && !ltf_half_device_can(be, op, tmp, nin, types, n)) k = NULL;   /* float16 it cannot convert */
     if (var_op && (st = prepare_variables(ctx, def, tmp, nin, type, ordinal, k != NULL)) != LTF_OK) goto done;
     if (type == LTF_DEVICE_CPU) {
-        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], tmp, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+        st = run_kernel(ctx, def, op, def->kernel[LTF_DEVICE_CPU], tmp, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
         goto done;
     }
     if (k && !(def->flags & LTF_OP_KERNEL_ALLOCATES)) {
-        st = run_kernel(ctx, def, k, tmp, nin, a, types, n, out, type, ordinal);
+        st = run_kernel(ctx, def, op, k, tmp, nin, a, types, n, out, type, ordinal);
         if (st == LTF_OK)
             count_kernel(ctx, op, be->kernel_kind && be->kernel_kind(be->bctx, op) == LTF_KERNEL_EMULATED
                                       ? LTF_KERNEL_RAN_EMULATED : LTF_KERNEL_RAN_DEVICE);
@@ -512,7 +515,7 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     for (; nhost < nin; nhost++)
         if (!(host[nhost] = to_device(ctx, tmp[nhost], LTF_DEVICE_CPU, 0, def->name))) break;
     st = nhost < nin ? ctx->last_status
-                     : run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], host, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+                     : run_kernel(ctx, def, op, def->kernel[LTF_DEVICE_CPU], host, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
     if (st == LTF_OK) count_kernel(ctx, op, LTF_KERNEL_RAN_HOST);
     release_all(host, nhost);
     if (host != stack_host) free(host);

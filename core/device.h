@@ -14,6 +14,7 @@
 typedef struct ltf_core_api {
     const char *(*op_name)(ltf_op_id op);
     const ltf_op_def *(*op_def)(ltf_op_id op);   /* NULL out of range */
+    int (*half_native)(ltf_op_id op);            /* ltf_half_cpu_native (half.h) */
 } ltf_core_api;
 
 /* "/gpu:0" style name of a device into 'buf' (returned). */

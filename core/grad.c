@@ -21,6 +21,8 @@ ltf_tensor *ltf_g_scalar(ltf_ctx *ctx, ltf_dtype dt, double v) {
     switch (dt) {
     case LTF_DTYPE_FLOAT32: *(float *)buf = (float)v; break;
     case LTF_DTYPE_FLOAT64: *(double *)buf = v; break;
+    case LTF_DTYPE_FLOAT16: *(uint16_t *)(void *)buf = ltf_float16_from_double(v); break;
+    case LTF_DTYPE_BFLOAT16: *(uint16_t *)(void *)buf = ltf_bfloat16_from_double(v); break;
     case LTF_DTYPE_INT32: *(int32_t *)buf = (int32_t)v; break;
     case LTF_DTYPE_INT64: *(int64_t *)buf = (int64_t)v; break;
     default: *(uint8_t *)buf = (uint8_t)v; break;

@@ -100,6 +100,11 @@ typedef struct ltf_backend {
     void *(*graph_end)(void *bctx);
     int   (*graph_launch)(void *bctx, void *graph);
     void  (*graph_free)(void *bctx, void *graph);
+    /* Whether kernel(op) takes float16/bfloat16 tensors (and variables
+    ** holding them) as they are. NULL, or 0 for an op: the core runs that
+    ** kernel on float32 copies made on the device with kernel(LTF_OP_CAST),
+    ** which must then take them (half.h, ltf_half_run). */
+    int   (*takes_half)(void *bctx, int op);
     /* }==== */
 } ltf_backend;
 

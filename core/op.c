@@ -8,6 +8,7 @@
 #include "op.h"
 #include "storage.h"
 #include "device.h"
+#include "half.h"
 
 #define LTF_OP_DECL(ID, name) LTF_INTERNAL extern const ltf_op_def ltf_opdef_##name;
 LTF_OP_LIST(LTF_OP_DECL)
@@ -166,7 +167,7 @@ ltf_status ltf_op_run(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin
     if (n > 0 && !(def->flags & (LTF_OP_KERNEL_ALLOCATES | LTF_OP_STATEFUL | LTF_OP_VIEW)) && all_empty(out, n))
         st = LTF_OK;
     else
-        st = kernel(ctx, def, in, nin, a, out, n);
+        st = ltf_half_run(ctx, def, op, kernel, LTF_DEVICE_CPU, 0, in, nin, a, types, out, n);
     if (st == LTF_OK && ctx->tape_record) st = ctx->tape_record(ctx, op, in, nin, given, out, n);
     if (st != LTF_OK) {   /* no outputs on failure: none left behind for the caller to release */
         for (int i = 0; i < n; i++) {

@@ -27,6 +27,7 @@
 #include "shape.h"
 #include "functions.h"
 #include "device.h"
+#include "half.h"
 #include "cpu/cpu.h"
 
 typedef struct plan_step {
@@ -785,7 +786,8 @@ static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *input
             else slots[s->out_slot[0]] = o;
         } else if (o) {   /* in place: the kernel itself, types as planned */
             const ltf_op_def *def = ltf_op_get(s->op);
-            st = def->kernel[LTF_DEVICE_CPU](ctx, def, in, s->nin, s->attrs ? s->attrs : &no_attrs, &o, 1);
+            st = ltf_half_run(ctx, def, s->op, def->kernel[LTF_DEVICE_CPU], LTF_DEVICE_CPU, 0, in, s->nin,
+                              s->attrs ? s->attrs : &no_attrs, g->nodes[s->node].out, &o, 1);
             if (st != LTF_OK) ltf_tensor_release(o);
             else slots[s->out_slot[0]] = o;
         } else if (s->direct && !placed && s->nout <= 16 && on_cpu(in, s->nin)) {   /* types as planned */
@@ -805,8 +807,8 @@ static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *input
             for (int k = 0; empty && k < made; k++) empty = outs[k]->numel == 0;
             st = made < s->nout ? ctx->last_status
                  : empty        ? LTF_OK
-                                : def->kernel[LTF_DEVICE_CPU](ctx, def, in, s->nin, s->attrs ? s->attrs : &no_attrs,
-                                                              outs, s->nout);
+                                : ltf_half_run(ctx, def, s->op, def->kernel[LTF_DEVICE_CPU], LTF_DEVICE_CPU, 0, in,
+                                               s->nin, s->attrs ? s->attrs : &no_attrs, nd->out, outs, s->nout);
             for (int k = 0; k < made; k++) {
                 if (st == LTF_OK) slots[s->out_slot[k]] = outs[k];
                 else ltf_tensor_release(outs[k]);

@@ -39,7 +39,7 @@ struct ltf_tape {
 };
 
 static int is_differentiable_dtype(ltf_dtype dt) {
-    return dt == LTF_DTYPE_FLOAT32 || dt == LTF_DTYPE_FLOAT64 || dt == LTF_DTYPE_RESOURCE;
+    return dt == LTF_DTYPE_FLOAT32 || dt == LTF_DTYPE_FLOAT64 || dt == LTF_DTYPE_RESOURCE || ltf_dtype_is_half(dt);
 }
 
 static ltf_status record_hook(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu.h"
+#include "../half.h"
 #include "../shape.h"
 #include "../storage.h"
 
@@ -692,14 +693,41 @@ UN_LOOP(cast_i64_u8, int64_t, uint8_t, (uint8_t)(uint64_t)x)
 UN_LOOP(cast_u8_i32, uint8_t, int32_t, x)
 UN_LOOP(cast_u8_i64, uint8_t, int64_t, x)
 
+/* float16 / bfloat16 (half.h): widened exactly to float, then as float32
+** converts (saturating to integers); anything else narrows once from its
+** double value, rounding to nearest even (int64 beyond 2^53 rounds to
+** double first) */
+#define CAST_FROM_HALF(S, TOF)                                          \
+    UN_LOOP(cast_##S##_f32, uint16_t, float, TOF(x))                   \
+    UN_LOOP(cast_##S##_f64, uint16_t, double, TOF(x))                  \
+    UN_LOOP(cast_##S##_i32, uint16_t, int32_t, sat_int32_t(TOF(x)))    \
+    UN_LOOP(cast_##S##_i64, uint16_t, int64_t, sat_int64_t(TOF(x)))    \
+    UN_LOOP(cast_##S##_u8, uint16_t, uint8_t, sat_uint8_t(TOF(x)))     \
+    UN_LOOP(cast_##S##_b, uint16_t, uint8_t, TOF(x) != 0)
+CAST_FROM_HALF(h, ltf_half_f16_float)
+CAST_FROM_HALF(bh, ltf_half_bf16_float)
+#define CAST_TO_HALF(S, T)                                              \
+    UN_LOOP(cast_##S##_h, T, uint16_t, ltf_half_f16((double)x))        \
+    UN_LOOP(cast_##S##_bh, T, uint16_t, ltf_half_bf16((double)x))
+CAST_TO_HALF(f32, float)
+CAST_TO_HALF(f64, double)
+CAST_TO_HALF(i32, int32_t)
+CAST_TO_HALF(i64, int64_t)
+CAST_TO_HALF(u8, uint8_t)
+UN_LOOP(cast_h_bh, uint16_t, uint16_t, ltf_half_bf16(ltf_half_f16_float(x)))
+UN_LOOP(cast_bh_h, uint16_t, uint16_t, ltf_half_f16(ltf_half_bf16_float(x)))
+
 static const un_loop cast_table[LTF_DTYPE_COUNT][LTF_DTYPE_COUNT] = {  /* [from][to], ORDER DTYPE */
-    { NULL, cast_f32_f64, cast_f32_i32, cast_f32_i64, cast_f32_u8, cast_f32_b, NULL },
-    { cast_f64_f32, NULL, cast_f64_i32, cast_f64_i64, cast_f64_u8, cast_f64_b, NULL },
-    { cast_i32_f32, cast_i32_f64, NULL, cast_i32_i64, cast_i32_u8, cast_i32_b, NULL },
-    { cast_i64_f32, cast_i64_f64, cast_i64_i32, NULL, cast_i64_u8, cast_i64_b, NULL },
-    { cast_u8_f32, cast_u8_f64, cast_u8_i32, cast_u8_i64, NULL, cast_u8_b, NULL },
-    { cast_u8_f32, cast_u8_f64, cast_u8_i32, cast_u8_i64, cast_u8_b, NULL, NULL },
-    { NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+    { NULL, cast_f32_f64, cast_f32_i32, cast_f32_i64, cast_f32_u8, cast_f32_b, NULL, NULL, cast_f32_h, cast_f32_bh },
+    { cast_f64_f32, NULL, cast_f64_i32, cast_f64_i64, cast_f64_u8, cast_f64_b, NULL, NULL, cast_f64_h, cast_f64_bh },
+    { cast_i32_f32, cast_i32_f64, NULL, cast_i32_i64, cast_i32_u8, cast_i32_b, NULL, NULL, cast_i32_h, cast_i32_bh },
+    { cast_i64_f32, cast_i64_f64, cast_i64_i32, NULL, cast_i64_u8, cast_i64_b, NULL, NULL, cast_i64_h, cast_i64_bh },
+    { cast_u8_f32, cast_u8_f64, cast_u8_i32, cast_u8_i64, NULL, cast_u8_b, NULL, NULL, cast_u8_h, cast_u8_bh },
+    { cast_u8_f32, cast_u8_f64, cast_u8_i32, cast_u8_i64, cast_u8_b, NULL, NULL, NULL, cast_u8_h, cast_u8_bh },
+    { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+    { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+    { cast_h_f32, cast_h_f64, cast_h_i32, cast_h_i64, cast_h_u8, cast_h_b, NULL, NULL, NULL, cast_h_bh },
+    { cast_bh_f32, cast_bh_f64, cast_bh_i32, cast_bh_i64, cast_bh_u8, cast_bh_b, NULL, NULL, cast_bh_h, NULL },
 };
 
 ltf_status ltf_cpu_elementwise_cast(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in,

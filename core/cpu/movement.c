@@ -102,6 +102,7 @@ static void strided_run(char *po, const char *pi, int64_t n, int64_t os, int64_t
     }
     switch (es) {
     case 1: STRIDED_LOOP(uint8_t); break;
+    case 2: STRIDED_LOOP(uint16_t); break;   /* float16, bfloat16 */
     case 4: STRIDED_LOOP(uint32_t); break;
     case 8: STRIDED_LOOP(uint64_t); break;
     default:
@@ -157,6 +158,7 @@ static void nd_tiles(void *arg, int64_t b, int64_t e) {
         const char *pi = j->i + (ptrdiff_t)io * (ptrdiff_t)j->es;
         switch (j->es) {
         case 1: TILE_LOOP(uint8_t); break;
+        case 2: TILE_LOOP(uint16_t); break;
         case 4: TILE_LOOP(uint32_t); break;
         default: TILE_LOOP(uint64_t); break;
         }
@@ -171,7 +173,7 @@ static void nd_run(ltf_ctx *ctx, nd_copy *c, char *out, const char *in, size_t e
     nd_job j = { c, out, in, es, -1, -1, -1 };
     int64_t total = 1;
     for (int d = 0; d < c->rank; d++) total *= c->dims[d];
-    if (c->os[last] == 1 && c->is[last] > 1 && c->dims[last] >= 8 && (es == 1 || es == 4 || es == 8)) {
+    if (c->os[last] == 1 && c->is[last] > 1 && c->dims[last] >= 8 && (es == 1 || es == 2 || es == 4 || es == 8)) {
         for (int d = 0; d < last; d++)
             if (c->is[d] == 1 && c->dims[d] >= 8) j.tq = d;
     }
@@ -203,6 +205,13 @@ static int norm_axis(int64_t axis, int rank) {
 static void fill_elements(char *dst, const void *v, int64_t n, size_t es) {
     switch (es) {
     case 1: memset(dst, *(const uint8_t *)v, (size_t)n); return;
+    case 2: {
+        uint16_t x;
+        memcpy(&x, v, 2);
+        uint16_t *d = (uint16_t *)(void *)dst;
+        for (int64_t k = 0; k < n; k++) d[k] = x;
+        return;
+    }
     case 4: {
         uint32_t x;
         memcpy(&x, v, 4);
@@ -575,6 +584,7 @@ static void gather_rows(void *arg, int64_t b, int64_t e) {
         if (g->inner == 1) {
             switch (es) {
             case 1: *(uint8_t *)dst = *(const uint8_t *)src; break;
+            case 2: *(uint16_t *)(void *)dst = *(const uint16_t *)(const void *)src; break;
             case 4: *(uint32_t *)(void *)dst = *(const uint32_t *)(const void *)src; break;
             case 8: *(uint64_t *)(void *)dst = *(const uint64_t *)(const void *)src; break;
             default: memcpy(dst, src, es);

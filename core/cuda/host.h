@@ -15,6 +15,9 @@ extern "C" {
 ** libltf_cuda.so covers). Errors a device reports at the next sync (integer
 ** division by zero, indices out of range) are reported by the call itself. */
 const void *ltf_gpu_host_kernel(int op);
+/* Whether that kernel takes float16/bfloat16 tensors as they are (the
+** others run on float32 copies: ltf_backend.takes_half). */
+int ltf_gpu_host_takes_half(int op);
 
 #ifdef __cplusplus
 }

@@ -92,3 +92,4 @@ struct CudaExec {
 }  // namespace
 
 const void *ltf_cuda_kernel(int op) { return ltf_cu::kernel_for<CudaExec>(op); }
+int ltf_cuda_takes_half(int op) { return ltf_cu::takes_half(op); }

@@ -198,6 +198,8 @@ static int be_zero(void *bctx, void *dst, size_t nbytes) {
     return e == cudaSuccess ? 0 : ltf_cuda_dev_record(d, e, NULL);
 }
 
+static int be_takes_half(void *, int op) { return ltf_cuda_takes_half(op); }
+
 static void *be_kernel(void *bctx, int op) {
     (void)bctx;
     return (void *)ltf_cuda_kernel(op);
@@ -378,6 +380,7 @@ extern "C" __attribute__((visibility("default"))) int ltf_device_module_open(ltf
     out->zero = be_zero;
     out->sync = be_sync;
     out->kernel = be_kernel;
+    out->takes_half = be_takes_half;
     out->error = be_error;
     out->bytes_in_use = be_in_use;
     out->bytes_reserved = be_reserved;

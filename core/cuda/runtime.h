@@ -51,6 +51,8 @@ int ltf_cuda_dev_record(ltf_cuda_dev *d, cudaError_t e, const char *what);
 
 /* kernels.cu: the device kernel of op 'op' (ltf_kernel_fn), or NULL. */
 const void *ltf_cuda_kernel(int op);
+/* Whether that kernel takes float16/bfloat16 as they are (ltf_backend.takes_half). */
+int ltf_cuda_takes_half(int op);
 /* fusion.cpp: run fused group 'f' on device 'd' (ltf_cuda_fused_run for a
 ** given device: the backend's fused_run entry). */
 int ltf_cuda_fused_run_on(ltf_cuda_dev *d, ltf_ctx *ctx, const struct ltf_fused *f, struct ltf_tensor *const *ext,

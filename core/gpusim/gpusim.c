@@ -433,6 +433,21 @@ static int sim_kernel_kind(void *bctx, int op) {
     return b && b->fn ? LTF_KERNEL_DEVICE : LTF_KERNEL_EMULATED;
 }
 
+/* float16/bfloat16 as they are: a device body that takes them, or an
+** emulated op whose CPU kernel does (others run on float32 copies). */
+static int sim_takes_half(void *bctx, int op) {
+    sim_dev *d = bctx;
+    const ltf_core_api *api = d->ctx->core_api;
+    const ltf_op_def *def = api && api->op_def ? api->op_def(op) : NULL;
+    const struct body *b = def ? body_of(d, def) : NULL;
+#ifdef LTF_GPUSIM_HOST_KERNELS
+    if (b && b->fn) return ltf_gpu_host_takes_half(op);
+#else
+    (void)b;
+#endif
+    return api && api->half_native ? api->half_native(op) : 0;
+}
+
 static int body_cmp(const void *x, const void *y) {
     uintptr_t a = (uintptr_t)((const struct body *)x)->def, b = (uintptr_t)((const struct body *)y)->def;
     return a < b ? -1 : a > b;
@@ -466,7 +481,7 @@ static int load_bodies(sim_dev *d, const ltf_core_api *api) {
 #define FUSED_BLOCK 1024
 
 static size_t es_of(ltf_dtype dt) {
-    static const size_t s[] = { 4, 8, 4, 8, 1, 1 };   /* ORDER DTYPE */
+    static const size_t s[] = { 4, 8, 4, 8, 1, 1, 8, 8, 2, 2 };   /* ORDER DTYPE */
     return (unsigned)dt < sizeof s / sizeof s[0] ? s[dt] : 8;
 }
 
@@ -793,7 +808,7 @@ LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, 
         .kernel = sim_kernel_of, .error = sim_error, .bytes_in_use = sim_in_use, .bytes_reserved = sim_reserved,
         .trim = sim_trim, .close = sim_close, .kernel_kind = sim_kernel_kind, .fused_run = sim_fused_run,
         .graph_begin = sim_graph_begin, .graph_end = sim_graph_end, .graph_launch = sim_graph_launch,
-        .graph_free = sim_graph_free,
+        .graph_free = sim_graph_free, .takes_half = sim_takes_half,
     };
     return 0;
 }

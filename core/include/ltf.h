@@ -77,8 +77,17 @@ typedef enum ltf_dtype {
     LTF_DTYPE_BOOL,
     LTF_DTYPE_STRING,
     LTF_DTYPE_RESOURCE,   /* a handle to a variable (one 'ltf_variable *' per element) */
+    LTF_DTYPE_FLOAT16,    /* IEEE 754 binary16 ("half"): one uint16_t bit pattern per element */
+    LTF_DTYPE_BFLOAT16,   /* bfloat16: the high 16 bits of a float32, one uint16_t per element */
     LTF_DTYPE_COUNT
 } ltf_dtype;
+/* float16 and bfloat16 come after resource so that the numbers of the
+** others (in checkpoints' metadata, in hosts) never change. Their elements
+** are 16-bit patterns: build and read them with the conversions below.
+** CPU kernels compute them in float32 (the inputs widened exactly, the
+** floating outputs rounded back to nearest even), as TensorFlow does; ops
+** that only move elements (reshape, transpose, concat, gather, ...) move
+** the 2-byte patterns as they are. docs/tensors.md, "float16 and bfloat16". */
 
 /* Name as TensorFlow writes it ("float32"); NULL for an invalid value. */
 LTF_API const char *ltf_dtype_name(ltf_dtype dt);
@@ -86,6 +95,17 @@ LTF_API const char *ltf_dtype_name(ltf_dtype dt);
 LTF_API size_t ltf_dtype_size(ltf_dtype dt);
 /* Parse a name ("float32", "int64", ...); returns 0 on success. */
 LTF_API int ltf_dtype_from_name(const char *name, ltf_dtype *out);
+/* Whether 'dt' is float16 or bfloat16. */
+LTF_API int ltf_dtype_is_half(ltf_dtype dt);
+/* The float16 / bfloat16 bit pattern nearest to 'x' (ties to even; beyond
+** the largest finite value (65504 / about 3.39e38): infinity; NaN stays a
+** (quiet) NaN of the same sign). A float converts exactly to double, so
+** these serve float32 inputs too. */
+LTF_API uint16_t ltf_float16_from_double(double x);
+LTF_API uint16_t ltf_bfloat16_from_double(double x);
+/* The value of a float16 / bfloat16 bit pattern (exact in float32). */
+LTF_API float ltf_float16_to_float(uint16_t h);
+LTF_API float ltf_bfloat16_to_float(uint16_t h);
 /* }==== */
 
 /* {==== Devices */

@@ -373,7 +373,7 @@ static void repause_tapes(ltf_ctx *ctx, int depth) {
     while (depth-- > 0) ltf_ctx_pause_tapes(ctx, 1);
 }
 
-static int is_float(ltf_dtype dt) { return dt == LTF_DTYPE_FLOAT32 || dt == LTF_DTYPE_FLOAT64; }
+static int is_float(ltf_dtype dt) { return dt == LTF_DTYPE_FLOAT32 || dt == LTF_DTYPE_FLOAT64 || ltf_dtype_is_half(dt); }
 
 /* The gradient function of 'f': a finished graph taking m values typed
 ** 'types' (f's inputs are types[off .. off + nf)) and k output gradients

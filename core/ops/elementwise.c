@@ -12,7 +12,7 @@
 
 /* {==== dtype sets */
 #define M(dt) (1u << (dt))
-#define F_  (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64))
+#define F_  (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64) | M(LTF_DTYPE_FLOAT16) | M(LTF_DTYPE_BFLOAT16))
 #define SI_ (M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64))
 #define I_  (SI_ | M(LTF_DTYPE_UINT8))
 #define N_  (F_ | I_)

@@ -103,7 +103,7 @@ static ltf_status infer_scatter_nd(INFER_ARGS) {
     const ltf_tensor *indices = in[0], *updates = in[1];
     ltf_status st = index_dtype(ctx, def, indices);
     if (st != LTF_OK) return st;
-    if (!numeric(updates->dtype))
+    if (!numeric(updates->dtype) && !ltf_dtype_is_half(updates->dtype))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'updates' has dtype %s, expected a numeric dtype", def->name,
                         ltf_dtype_name(updates->dtype));
     if (a->nints < 1 || a->nints > LTF_MAX_RANK)
@@ -133,7 +133,7 @@ static ltf_status infer_tensor_scatter(INFER_ARGS) {
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: tensor and updates must have the same dtype, got tensor: %s and "
                         "updates: %s (use tf.cast)", def->name, ltf_dtype_name(t->dtype),
                         ltf_dtype_name(updates->dtype));
-    if (def->code != LTF_SCATTER_UPDATE && !numeric(t->dtype))
+    if (def->code != LTF_SCATTER_UPDATE && !numeric(t->dtype) && !ltf_dtype_is_half(t->dtype))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'tensor' has dtype %s, expected a numeric dtype", def->name,
                         ltf_dtype_name(t->dtype));
     if (t->rank == 0)

@@ -41,7 +41,7 @@ static ltf_status shape_from_ints(ltf_ctx *ctx, const ltf_op_def *def, const cha
 }
 
 #define M(dt) (1u << (dt))
-#define FLOATS (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64))
+#define FLOATS (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64) | M(LTF_DTYPE_FLOAT16) | M(LTF_DTYPE_BFLOAT16))
 #define NUMBERS (FLOATS | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64) | M(LTF_DTYPE_UINT8))
 
 /* {==== fill */
@@ -49,7 +49,7 @@ static ltf_status infer_fill(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
                              const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
     (void)in; (void)nin; (void)maxout;
     ltf_status st = check_dtype(ctx, def, a, NUMBERS | M(LTF_DTYPE_BOOL) | M(LTF_DTYPE_STRING),
-                                "float32, float64, int32, int64, uint8, bool, string");
+                                "float32, float64, int32, int64, uint8, bool, string, float16, bfloat16");
     if (st != LTF_OK) return st;
     if (a->i[0] == LTF_DTYPE_STRING && memchr(a->s, '\0', sizeof a->s) == NULL)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: the string value is not terminated", def->name);
@@ -112,7 +112,7 @@ static ltf_status infer_range(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
     (void)in; (void)nin; (void)maxout;
     ltf_status st = check_dtype(ctx, def, a, FLOATS | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64),
-                                "float32, float64, int32, int64");
+                                "float32, float64, int32, int64, float16, bfloat16");
     if (st != LTF_OK) return st;
     int64_t n = 0;
     st = range_size(ctx, a, &n);
@@ -129,7 +129,7 @@ static ltf_status infer_range(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
 static ltf_status infer_linspace(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                  const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
     (void)in; (void)nin; (void)maxout;
-    ltf_status st = check_dtype(ctx, def, a, FLOATS, "float32, float64");
+    ltf_status st = check_dtype(ctx, def, a, FLOATS, "float32, float64, float16, bfloat16");
     if (st != LTF_OK) return st;
     if (a->i[1] < 0)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: num must be >= 0, got %lld", def->name,
@@ -147,7 +147,7 @@ static ltf_status infer_eye(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *con
                             const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
     (void)in; (void)nin; (void)maxout;
     ltf_status st = check_dtype(ctx, def, a, NUMBERS | M(LTF_DTYPE_BOOL),
-                                "float32, float64, int32, int64, uint8, bool");
+                                "float32, float64, int32, int64, uint8, bool, float16, bfloat16");
     if (st != LTF_OK) return st;
     if (a->i[1] < 0 || a->i[2] < 0)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: num_rows and num_columns must be >= 0, got %lld and %lld",

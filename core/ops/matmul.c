@@ -12,7 +12,8 @@
 #include "../cpu/cpu.h"
 
 #define M(dt) (1u << (dt))
-#define MATMUL_DTYPES (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64) | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64))
+#define MATMUL_DTYPES (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64) | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64) | \
+                       M(LTF_DTYPE_FLOAT16) | M(LTF_DTYPE_BFLOAT16))
 
 /* {==== Inference */
 static ltf_status check_rank(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, const ltf_tensor *t) {

@@ -807,8 +807,9 @@ static ltf_status infer_unsorted_segment_sum(INFER_ARGS) {
     (void)nin; (void)maxout;
     const ltf_tensor *data = in[0], *ids = in[1];
     ltf_dtype dt = data->dtype;
-    if (dt != LTF_DTYPE_FLOAT32 && dt != LTF_DTYPE_FLOAT64 && !is_int_index(dt))
-        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'data' has dtype %s, expected float32, float64, int32 or int64",
+    if (dt != LTF_DTYPE_FLOAT32 && dt != LTF_DTYPE_FLOAT64 && !is_int_index(dt) && !ltf_dtype_is_half(dt))
+        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'data' has dtype %s, expected float32, float64, int32, int64, "
+                        "float16 or bfloat16",
                         def->name, ltf_dtype_name(dt));
     if (!is_int_index(ids->dtype))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'segment_ids' has dtype %s, expected int32 or int64", def->name,

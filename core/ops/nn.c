@@ -23,7 +23,7 @@ LTF_CPU_KERNEL(ltf_cpu_nn_dropout_noise);
 
 /* {==== dtype sets */
 #define M(dt) (1u << (dt))
-#define F_  (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64))
+#define F_  (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64) | M(LTF_DTYPE_FLOAT16) | M(LTF_DTYPE_BFLOAT16))
 #define N_  (F_ | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64) | M(LTF_DTYPE_UINT8))
 
 static ltf_status bad_dtype(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, ltf_dtype dt, unsigned mask) {

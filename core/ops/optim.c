@@ -46,9 +46,10 @@ static ltf_status infer_apply(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
                             def->name, i + 1);
         if (i == 0) {
             var = v;
-            if (v->dtype != LTF_DTYPE_FLOAT32 && v->dtype != LTF_DTYPE_FLOAT64)
-                return ltf_fail(ctx, LTF_ERR_TYPE, "%s: variable '%s' has dtype %s; only float32 and float64 "
-                                "variables can be optimized", def->name, v->name, ltf_dtype_name(v->dtype));
+            if (v->dtype != LTF_DTYPE_FLOAT32 && v->dtype != LTF_DTYPE_FLOAT64 && !ltf_dtype_is_half(v->dtype))
+                return ltf_fail(ctx, LTF_ERR_TYPE, "%s: variable '%s' has dtype %s; only float32, float64, "
+                                "float16 and bfloat16 variables can be optimized", def->name, v->name,
+                                ltf_dtype_name(v->dtype));
         } else {
             ltf_status st = ltf_variable_check(ctx, v, def->name, var->dtype, var->rank, var->dims);
             if (st != LTF_OK) return st;

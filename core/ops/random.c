@@ -16,7 +16,7 @@ static ltf_status infer_random(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *
                                const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
     (void)in; (void)nin; (void)maxout;
     int uniform = def->code == 1;
-    unsigned allowed = M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64);
+    unsigned allowed = M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64) | M(LTF_DTYPE_FLOAT16) | M(LTF_DTYPE_BFLOAT16);
     if (uniform) allowed |= M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64);
     int64_t dt = a->i[0];
     if (dt < 0 || dt >= LTF_DTYPE_COUNT)
@@ -24,7 +24,7 @@ static ltf_status infer_random(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *
     if (!(allowed & M(dt)))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: dtype %s is not supported, expected one of: %s", def->name,
                         ltf_dtype_name((ltf_dtype)dt),
-                        uniform ? "float32, float64, int32, int64" : "float32, float64");
+                        uniform ? "float32, float64, int32, int64, float16, bfloat16" : "float32, float64, float16, bfloat16");
     if (uniform && (dt == LTF_DTYPE_INT32 || dt == LTF_DTYPE_INT64)) {
         if (a->nints2 != 2)
             return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: an integer dtype needs minval and maxval", def->name);

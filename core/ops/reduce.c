@@ -15,7 +15,7 @@
 
 /* {==== dtype sets */
 #define M(dt) (1u << (dt))
-#define F_  (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64))
+#define F_  (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64) | M(LTF_DTYPE_FLOAT16) | M(LTF_DTYPE_BFLOAT16))
 #define I_  (M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64) | M(LTF_DTYPE_UINT8))
 #define N_  (F_ | I_)
 #define B_  M(LTF_DTYPE_BOOL)

@@ -37,7 +37,7 @@ static ltf_status infer_assign(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *
     ltf_status st = check_handle(ctx, def, in, &v);
     if (st != LTF_OK) return st;
     if (def->code != 0 && v->dtype != LTF_DTYPE_FLOAT32 && v->dtype != LTF_DTYPE_FLOAT64 &&
-        v->dtype != LTF_DTYPE_INT32 && v->dtype != LTF_DTYPE_INT64 && v->dtype != LTF_DTYPE_UINT8)
+        !ltf_dtype_is_half(v->dtype) && v->dtype != LTF_DTYPE_INT32 && v->dtype != LTF_DTYPE_INT64 && v->dtype != LTF_DTYPE_UINT8)
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: variable '%s' of dtype %s cannot be added to", def->name, v->name,
                         ltf_dtype_name(v->dtype));
     *nout = 0;

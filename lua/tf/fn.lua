@@ -352,7 +352,7 @@ return function(tf)
   CF.__index = CF
   CF.__name = "tf.ConcreteFunction"
 
-  local FLOAT = {[0] = true, [1] = true}     -- float32, float64 (ORDER DTYPE)
+  local FLOAT = {[0] = true, [1] = true, [8] = true, [9] = true}   -- float32, float64, float16, bfloat16 (ORDER DTYPE)
 
   local function new_cf(pf, G, ft, ret, nret, nflat, nth)
     local _, otypes = core.graph_signature(G)

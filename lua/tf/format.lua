@@ -39,12 +39,16 @@ return function(tf)
   -- returns digits (no trailing zeros) and the exponent of the first one.
   -- The closest N-digit decimal is tried first; at a power of two the
   -- rounding interval is lopsided, so its neighbour on the far side too.
-  local memo = {[true] = {}, [false] = {}}   -- per format.array call: v -> {digits, exponent}
+  -- 'is32' below says which dtype a value is read back in: false float64,
+  -- true float32, "float16" / "bfloat16" those
+  local memo = {[true] = {}, [false] = {}, float16 = {}, bfloat16 = {}}   -- per format.array call: v -> {digits, exponent}
+  local function to_half(v, kind) return core.internal.half_round(v, kind == "bfloat16") end
 
   local function shortest_uncached(v, is32)
     local function same(s)
       local r = tonumber(s)
-      if is32 then return to_f32(r) == v end
+      if is32 == true then return to_f32(r) == v end
+      if is32 then return to_half(r, is32) == v end
       return r == v
     end
     for p = 0, 16 do
@@ -139,7 +143,8 @@ return function(tf)
     local exp_format = false
     if maxv then
       local ratio = maxv / minv
-      if is32 then ratio = to_f32(ratio) end   -- NumPy divides in the dtype
+      if is32 == true then ratio = to_f32(ratio)   -- NumPy divides in the dtype
+      elseif is32 then ratio = to_half(ratio, is32) end
       exp_format = maxv >= 1e8 or minv < 0.0001 or ratio > 1000
     end
     local pad_left, pad_right, precision, exp_size = 0, 0, prec, -1
@@ -247,6 +252,8 @@ return function(tf)
     local name = dtype.name
     if name == "float32" or name == "float64" then
       return float_formatter(vals, name == "float32", opts.precision)
+    elseif name == "float16" or name == "bfloat16" then
+      return float_formatter(vals, name, opts.precision)
     elseif name == "bool" then
       return function(v) return v and " True" or "False" end
     elseif name == "string" then
@@ -258,6 +265,7 @@ return function(tf)
   local function scalar_text(dtype, v)
     local name = dtype.name
     if name == "float32" or name == "float64" then return float_scalar(v, name == "float32") end
+    if name == "float16" or name == "bfloat16" then return float_scalar(v, name) end
     if name == "bool" then return v and "True" or "False" end
     if name == "string" then return bytes_repr(v) end
     return sfmt("%d", v)
@@ -414,7 +422,7 @@ return function(tf)
   -- opts: threshold (1000), edgeitems (3), linewidth (75), precision (8).
   function format.array(x, opts)
     local o = options(opts)
-    memo[true], memo[false] = {}, {}
+    memo[true], memo[false], memo.float16, memo.bfloat16 = {}, {}, {}, {}
     local dims = x:_dims()
     local dtype = x.dtype
     if #dims == 0 then return scalar_text(dtype, x:_flat(1, 1)[1]) end

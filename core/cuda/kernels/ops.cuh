@@ -1317,6 +1317,9 @@ LTF_CU_KERNEL(k_optim) {
 }
 /* }==== */
 
+/* Whether kernel_for(op) takes float16/bfloat16 as they are (TODO). */
+inline int takes_half(int op) { (void)op; return 0; }
+
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
