@@ -139,6 +139,8 @@ static void check_num(lua_State *L, int idx, const char *op, const char *arg, nu
     switch (n->dt) {
     case LTF_DTYPE_FLOAT32: n->d = *(const float *)p; n->isint = 0; break;
     case LTF_DTYPE_FLOAT64: n->d = *(const double *)p; n->isint = 0; break;
+    case LTF_DTYPE_FLOAT16: n->d = ltf_float16_to_float(*(const uint16_t *)p); n->isint = 0; break;
+    case LTF_DTYPE_BFLOAT16: n->d = ltf_bfloat16_to_float(*(const uint16_t *)p); n->isint = 0; break;
     case LTF_DTYPE_INT32: n->i = *(const int32_t *)p; break;
     case LTF_DTYPE_INT64: n->i = *(const int64_t *)p; break;
     case LTF_DTYPE_UINT8: n->i = *(const uint8_t *)p; break;
@@ -298,15 +300,19 @@ static int range_rank(int dt) {
     case LTF_DTYPE_INT32: return 0;
     case LTF_DTYPE_UINT8: return 0;
     case LTF_DTYPE_INT64: return 1;
-    case LTF_DTYPE_FLOAT32: return 2;
-    case LTF_DTYPE_FLOAT64: return 3;
+    case LTF_DTYPE_FLOAT16: return 2;
+    case LTF_DTYPE_BFLOAT16: return 3;
+    case LTF_DTYPE_FLOAT32: return 4;
+    case LTF_DTYPE_FLOAT64: return 5;
     default: return -1;
     }
 }
 
 /* tf.range(limit) or tf.range(start, limit [, delta] [, dtype | {dtype=}]). */
 static int random_range(lua_State *L) {
-    static const int by_rank[4] = { LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 };
+    /* TensorFlow's order: int32, int64, float16, bfloat16, float32, float64 */
+    static const int by_rank[6] = { LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_FLOAT16, LTF_DTYPE_BFLOAT16,
+                                     LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 };
     static const char *const names[3] = { "start", "limit", "delta" };
     int top = lua_gettop(L), kw = 0, dtpos = 0;
     if (top >= 1 && is_kwtable(L, top)) kw = top--;

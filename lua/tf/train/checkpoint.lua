@@ -32,10 +32,11 @@ return function(tf)
   local ATTR = "/.ATTRIBUTES/VARIABLE_VALUE"
 
   -- safetensors dtype <-> luatf dtype; sizes of the ones luatf cannot hold
-  local ST_OF = {float32 = "F32", float64 = "F64", int32 = "I32", int64 = "I64", uint8 = "U8", bool = "BOOL"}
+  local ST_OF = {float32 = "F32", float64 = "F64", int32 = "I32", int64 = "I64", uint8 = "U8", bool = "BOOL",
+                 float16 = "F16", bfloat16 = "BF16"}
   local DT_OF = {}
   for k, v in pairs(ST_OF) do DT_OF[v] = tf.dtypes.as_dtype(k) end
-  local FOREIGN = {F16 = 2, BF16 = 2, I8 = 1, I16 = 2, U16 = 2, U32 = 4, U64 = 8, F8_E4M3 = 1, F8_E5M2 = 1,
+  local FOREIGN = {I8 = 1, I16 = 2, U16 = 2, U32 = 4, U64 = 8, F8_E4M3 = 1, F8_E5M2 = 1,
                    C64 = 8, C128 = 16}
 
   -- a JSON string (the writer needs no JSON library)
