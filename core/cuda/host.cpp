@@ -47,4 +47,4 @@ struct HostExec {
 }  // namespace
 
 extern "C" const void *ltf_gpu_host_kernel(int op) { return ltf_cu::kernel_for<HostExec>(op); }
-extern "C" int ltf_gpu_host_takes_half(int op) { return ltf_cu::takes_half(op); }
+extern "C" int ltf_gpu_host_takes_half(int op) { return ltf_cu::takes_half<HostExec>(op); }

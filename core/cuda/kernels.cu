@@ -61,18 +61,23 @@ struct CudaExec {
     int *flag() { return d->flag; }
     ltf_status check() { return LTF_OK; }   /* the flag is read at the next sync (runtime.cpp) */
     /* C = op(A) @ op(B) per batch, row-major, through cuBLAS's column-major
-    ** GEMM on the transposed problem: C^T = op(B)^T op(A)^T. */
+    ** GEMM on the transposed problem: C^T = op(B)^T op(A)^T. float16 and
+    ** bfloat16 operands and results (CUDA_R_16F / CUDA_R_16BF) with float
+    ** accumulation (CUBLAS_COMPUTE_32F, float alpha and beta), as
+    ** TensorFlow's; the host build sums in float too (matmul.cuh). */
     ltf_status gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t sa,
                     const void *b, int64_t sb, void *c, int64_t sc, int64_t batch) {
         const int64_t lim = 2147483647;
         if (m > lim || n > lim || k > lim || batch > lim)
             return st = ltf_cu::fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: a dimension exceeds cuBLAS's int", op);
-        cudaDataType_t ty = dt == ltf_cu::DT_F32 ? CUDA_R_32F : CUDA_R_64F;
-        cublasComputeType_t ct = dt == ltf_cu::DT_F32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+        bool f64 = dt == ltf_cu::DT_F64;
+        cudaDataType_t ty = dt == ltf_cu::DT_F16 ? CUDA_R_16F : dt == ltf_cu::DT_BF16 ? CUDA_R_16BF
+                            : f64 ? CUDA_R_64F : CUDA_R_32F;
+        cublasComputeType_t ct = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
         float a32 = 1, b32 = 0;
         double a64 = 1, b64 = 0;
-        const void *alpha = dt == ltf_cu::DT_F32 ? (const void *)&a32 : (const void *)&a64;
-        const void *beta = dt == ltf_cu::DT_F32 ? (const void *)&b32 : (const void *)&b64;
+        const void *alpha = f64 ? (const void *)&a64 : (const void *)&a32;
+        const void *beta = f64 ? (const void *)&b64 : (const void *)&b32;
         int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);
         cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
         cublasStatus_t s;
@@ -92,4 +97,4 @@ struct CudaExec {
 }  // namespace
 
 const void *ltf_cuda_kernel(int op) { return ltf_cu::kernel_for<CudaExec>(op); }
-int ltf_cuda_takes_half(int op) { return ltf_cu::takes_half(op); }
+int ltf_cuda_takes_half(int op) { return ltf_cu::takes_half<CudaExec>(op); }

@@ -30,6 +30,7 @@ typedef unsigned long long uint64_t;
 #define NAN __int_as_float(0x7fffffff)
 #else
 #include <stdint.h>
+#include <string.h>
 #include <math.h>
 #endif
 
@@ -88,6 +89,85 @@ LTF_HD int64_t strided_offset(const Strided &s, int64_t i) {
     }
     return off;
 }
+/* }==== */
+
+/* {==== float16 / bfloat16: storage types (a 16-bit pattern each) and
+** their conversions, core/half.h's algorithm in C++ (plain bit
+** manipulation: no cuda_fp16.h, so nvcc, NVRTC and a host compiler build
+** the same text and round alike: to nearest even, overflow to infinity,
+** NaN kept). Bodies compute them in float: Acc<T> is the type T computes
+** in, ldv() widens an element to it, stv<T>() rounds a result back. */
+struct f16_t { uint16_t bits; };
+struct bf16_t { uint16_t bits; };
+
+LTF_HD uint64_t double_bits(double x) {
+#if defined(__CUDA_ARCH__)
+    return (uint64_t)__double_as_longlong(x);
+#else
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+#endif
+}
+LTF_HD float bits_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+
+/* The pattern nearest to 'x' with 'ebits' exponent and 'mbits' mantissa bits. */
+LTF_HD uint16_t half_narrow(double x, int ebits, int mbits) {
+    uint64_t b = double_bits(x);
+    uint32_t sign = (uint32_t)(b >> 63) << (ebits + mbits), expmax = (1u << ebits) - 1;
+    b &= ~((uint64_t)1 << 63);
+    if (b >= (uint64_t)0x7ff << 52) {
+        if (b == (uint64_t)0x7ff << 52) return (uint16_t)(sign | (expmax << mbits));
+        uint32_t payload = (uint32_t)(b >> (52 - mbits)) & ((1u << mbits) - 1);
+        return (uint16_t)(sign | (expmax << mbits) | (1u << (mbits - 1)) | payload);
+    }
+    int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias;
+    int e = (int)(b >> 52) - 1023;
+    if (e < emin - mbits - 1) return (uint16_t)sign;
+    uint64_t mant = (b & (((uint64_t)1 << 52) - 1)) | ((uint64_t)1 << 52);
+    int shift = 52 - mbits + (e < emin ? emin - e : 0);
+    uint64_t q = mant >> shift, rem = mant & (((uint64_t)1 << shift) - 1), half = (uint64_t)1 << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    uint64_t bits = e >= emin ? ((uint64_t)(e + bias - 1) << mbits) + q : q;
+    if (bits >= (uint64_t)expmax << mbits) return (uint16_t)(sign | (expmax << mbits));
+    return (uint16_t)(sign | (uint32_t)bits);
+}
+
+LTF_HD float f16_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+    if (e == 0x1f) bits = sign | 0x7f800000u | (m << 13);
+    else if (e != 0) bits = sign | ((e + 112) << 23) | (m << 13);
+    else if (m == 0) bits = sign;
+    else {
+        e = 113;
+        while (!(m & 0x400u)) { m <<= 1; e--; }
+        bits = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+    return bits_float(bits);
+}
+LTF_HD float bf16_float(uint16_t h) { return bits_float((uint32_t)h << 16); }
+
+template <class T> struct Acc { typedef T t; };
+template <> struct Acc<f16_t> { typedef float t; };
+template <> struct Acc<bf16_t> { typedef float t; };
+template <class T> LTF_HD T ldv(T x) { return x; }
+LTF_HD float ldv(f16_t x) { return f16_float(x.bits); }
+LTF_HD float ldv(bf16_t x) { return bf16_float(x.bits); }
+template <class T> LTF_HD T stv(typename Acc<T>::t v) { return v; }
+template <> LTF_HD f16_t stv<f16_t>(float v) { f16_t h; h.bits = half_narrow(v, 5, 10); return h; }
+template <> LTF_HD bf16_t stv<bf16_t>(float v) { bf16_t h; h.bits = half_narrow(v, 8, 7); return h; }
+/* From a double (float64 and integer casts), rounded once. */
+template <class T> LTF_HD T stv_d(double v) { return (T)v; }
+template <> LTF_HD f16_t stv_d<f16_t>(double v) { f16_t h; h.bits = half_narrow(v, 5, 10); return h; }
+template <> LTF_HD bf16_t stv_d<bf16_t>(double v) { bf16_t h; h.bits = half_narrow(v, 8, 7); return h; }
 /* }==== */
 
 /* {==== Errors found inside a kernel: integer division by zero, a negative

@@ -32,7 +32,8 @@ enum {
     BIN_DIVIDE_NO_NAN, BIN_TRUNCATEDIV, BIN_TRUNCATEMOD, BIN_POLYGAMMA, BIN_ZETA, BIN_COUNT
 };
 /* ORDER DTYPE (ltf.h) */
-enum { DT_F32, DT_F64, DT_I32, DT_I64, DT_U8, DT_BOOL };
+enum { DT_F32, DT_F64, DT_I32, DT_I64, DT_U8, DT_BOOL, DT_STRING, DT_RESOURCE, DT_F16, DT_BF16 };
+inline bool is_half_dt(int dt) { return dt == DT_F16 || dt == DT_BF16; }
 
 /* {==== Math overloads: one name per function for float and double */
 #define LTF_CU_M1(name, ff, fd)                                  \
@@ -195,7 +196,7 @@ template <class T> LTF_HD T ishr(T x, T y) {
 /* Whether unary op 'code' exists for dtype 'dt' (cpu/elementwise.c's un_table). */
 inline bool unary_ok(int code, int dt) {
     if (code < 0 || code >= UN_COUNT) return false;
-    if (dt == DT_F32 || dt == DT_F64) return code != UN_LOGICAL_NOT && code != UN_INVERT;
+    if (dt == DT_F32 || dt == DT_F64 || is_half_dt(dt)) return code != UN_LOGICAL_NOT && code != UN_INVERT;
     if (dt == DT_BOOL) return code == UN_LOGICAL_NOT;
     if (dt == DT_I32 || dt == DT_I64)
         return code == UN_NEG || code == UN_ABS || code == UN_SIGN || code == UN_SQUARE || code == UN_RELU ||
@@ -274,6 +275,9 @@ template <> LTF_HD int64_t unary_val<int64_t>(int code, int64_t x) { return unar
 template <> LTF_HD uint8_t unary_val<uint8_t>(int code, uint8_t x) {
     return code == UN_LOGICAL_NOT ? (uint8_t)!x : unary_int(code, x);   /* uint8 or bool */
 }
+/* float16/bfloat16: the float op, rounded (the CPU's float32 staging) */
+template <> LTF_HD f16_t unary_val<f16_t>(int code, f16_t x) { return stv<f16_t>(unary_float(code, ldv(x))); }
+template <> LTF_HD bf16_t unary_val<bf16_t>(int code, bf16_t x) { return stv<bf16_t>(unary_float(code, ldv(x))); }
 template <class T> LTF_HD uint8_t unary_pred_val(int code, T x) {
     if (code == UN_IS_NAN) return m_isnan(x);
     if (code == UN_IS_INF) return m_isinf(x);
@@ -287,7 +291,7 @@ template <class T> struct UnaryP {
 };
 template <class T> struct UnaryF {
     static LTF_HD void at(int64_t i, const UnaryP<T> &p) {
-        if (unary_pred(p.code)) ((uint8_t *)p.o)[i] = unary_pred_val(p.code, p.x[i]);
+        if (unary_pred(p.code)) ((uint8_t *)p.o)[i] = unary_pred_val(p.code, ldv(p.x[i]));
         else ((T *)p.o)[i] = unary_val<T>(p.code, p.x[i]);
     }
 };
@@ -304,7 +308,7 @@ inline bool binary_ok(int code, int dt) {
                       code == BIN_POLYGAMMA || code == BIN_ZETA;
     if (dt == DT_BOOL) return logical || code == BIN_EQUAL || code == BIN_NOT_EQUAL;
     if (logical) return false;
-    if (dt == DT_F32 || dt == DT_F64) return !bits;
+    if (dt == DT_F32 || dt == DT_F64 || is_half_dt(dt)) return !bits;
     if (dt == DT_I32 || dt == DT_I64 || dt == DT_U8) return !float_only;
     return false;
 }
@@ -373,6 +377,12 @@ template <> LTF_HD double binary_val<double>(int code, double x, double y, int *
 template <> LTF_HD int32_t binary_val<int32_t>(int code, int32_t x, int32_t y, int *f) { return binary_int(code, x, y, f); }
 template <> LTF_HD int64_t binary_val<int64_t>(int code, int64_t x, int64_t y, int *f) { return binary_int(code, x, y, f); }
 template <> LTF_HD uint8_t binary_val<uint8_t>(int code, uint8_t x, uint8_t y, int *f) { return binary_int(code, x, y, f); }
+template <> LTF_HD f16_t binary_val<f16_t>(int code, f16_t x, f16_t y, int *) {
+    return stv<f16_t>(binary_float(code, ldv(x), ldv(y)));
+}
+template <> LTF_HD bf16_t binary_val<bf16_t>(int code, bf16_t x, bf16_t y, int *) {
+    return stv<bf16_t>(binary_float(code, ldv(x), ldv(y)));
+}
 
 /* Comparisons and logical ops: a bool result. */
 template <class T> LTF_HD uint8_t binary_pred_val(int code, T x, T y) {
@@ -399,7 +409,7 @@ template <class T> struct BinaryP {
 template <class T> struct BinaryF {
     static LTF_HD void at(int64_t i, const BinaryP<T> &p) {
         T x = p.a[bcast_offset(p.bc, 0, i)], y = p.b[bcast_offset(p.bc, 1, i)];
-        if (binary_pred(p.code)) ((uint8_t *)p.o)[i] = binary_pred_val(p.code, x, y);
+        if (binary_pred(p.code)) ((uint8_t *)p.o)[i] = binary_pred_val(p.code, ldv(x), ldv(y));
         else ((T *)p.o)[i] = binary_val<T>(p.code, x, y, p.flag);
     }
 };
@@ -432,6 +442,31 @@ LTF_CU_SAT(double)
 template <> struct Conv<int64_t, int32_t> { static LTF_HD int32_t go(int64_t x) { return (int32_t)(uint32_t)(uint64_t)x; } };
 template <> struct Conv<int32_t, uint8_t> { static LTF_HD uint8_t go(int32_t x) { return (uint8_t)(uint32_t)x; } };
 template <> struct Conv<int64_t, uint8_t> { static LTF_HD uint8_t go(int64_t x) { return (uint8_t)(uint64_t)x; } };
+/* float16/bfloat16 (cpu/elementwise.c's casts): from them, widened exactly
+** to float, then as float32 converts; to them, rounded once from the
+** source's double value */
+template <class H, class TO> struct ConvFromHalf {
+    static LTF_HD TO go(H x) { return Conv<float, TO>::go(ldv(x)); }
+};
+template <class F, class H> struct ConvToHalf {
+    static LTF_HD H go(F x) { return stv_d<H>((double)x); }
+};
+#define LTF_CU_HALF_CONV(H)                                                                  \
+    template <class TO> struct Conv<H, TO> : ConvFromHalf<H, TO> {};                         \
+    template <> struct Conv<float, H> : ConvToHalf<float, H> {};                             \
+    template <> struct Conv<double, H> : ConvToHalf<double, H> {};                           \
+    template <> struct Conv<int32_t, H> : ConvToHalf<int32_t, H> {};                         \
+    template <> struct Conv<int64_t, H> : ConvToHalf<int64_t, H> {};                         \
+    template <> struct Conv<uint8_t, H> : ConvToHalf<uint8_t, H> {};                         \
+    template <> struct Conv<H, float> { static LTF_HD float go(H x) { return ldv(x); } };     \
+    template <> struct Conv<H, double> { static LTF_HD double go(H x) { return ldv(x); } };
+LTF_CU_HALF_CONV(f16_t)
+LTF_CU_HALF_CONV(bf16_t)
+#undef LTF_CU_HALF_CONV
+template <> struct Conv<f16_t, f16_t> { static LTF_HD f16_t go(f16_t x) { return x; } };
+template <> struct Conv<bf16_t, bf16_t> { static LTF_HD bf16_t go(bf16_t x) { return x; } };
+template <> struct Conv<f16_t, bf16_t> { static LTF_HD bf16_t go(f16_t x) { return stv_d<bf16_t>(ldv(x)); } };
+template <> struct Conv<bf16_t, f16_t> { static LTF_HD f16_t go(bf16_t x) { return stv_d<f16_t>(ldv(x)); } };
 
 /* 'to_bool': the destination is bool (x != 0), else a plain conversion. */
 template <class F, class TO> struct CastP {
@@ -442,7 +477,7 @@ template <class F, class TO> struct CastP {
 template <class F, class TO> struct CastF {
     static LTF_HD void at(int64_t i, const CastP<F, TO> &p) {
         F x = p.x[i];
-        p.o[i] = p.to_bool ? (TO)(x != 0) : Conv<F, TO>::go(x);
+        p.o[i] = p.to_bool ? stv<TO>((typename Acc<TO>::t)(ldv(x) != 0)) : Conv<F, TO>::go(x);
     }
 };
 /* }==== */

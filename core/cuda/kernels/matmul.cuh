@@ -22,6 +22,8 @@ template <class T> struct MatmulP {
 template <class T> struct AccOf { typedef T t; };
 template <> struct AccOf<int32_t> { typedef uint32_t t; };
 template <> struct AccOf<int64_t> { typedef uint64_t t; };
+template <> struct AccOf<f16_t> { typedef float t; };    /* float16/bfloat16: float sums, rounded once */
+template <> struct AccOf<bf16_t> { typedef float t; };
 
 template <class T> struct MatmulF {
     static LTF_HD void at(int64_t e, const MatmulP<T> &p) {
@@ -32,9 +34,9 @@ template <class T> struct MatmulF {
         for (int64_t q = 0; q < p.k; q++) {
             T x = p.ta ? a[q * p.m + i] : a[i * p.k + q];
             T y = p.tb ? b[j * p.k + q] : b[q * p.n + j];
-            acc += (A)x * (A)y;
+            acc += (A)ldv(x) * (A)ldv(y);
         }
-        p.c[e] = (T)acc;
+        p.c[e] = stv<T>((typename Acc<T>::t)acc);
     }
 };
 

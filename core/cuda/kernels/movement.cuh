@@ -186,7 +186,7 @@ template <class E> struct EyeP {
 template <class E> struct EyeF {
     static LTF_HD void at(int64_t i, const EyeP<E> &p) {
         int64_t k = i % p.per;
-        p.o[i] = k / p.cols == k % p.cols ? p.one : (E)0;
+        p.o[i] = k / p.cols == k % p.cols ? p.one : E();
     }
 };
 /* }==== */

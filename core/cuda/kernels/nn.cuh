@@ -18,31 +18,36 @@ LTF_HD int64_t line_base(int64_t l, int64_t len, int64_t inner) {
     return o * len * inner + (l - o * inner);
 }
 
+/* T: the element type; A = Acc<T>: what it computes in (float for
+** float16/bfloat16, whose results are rounded once at the end) */
 template <class T> struct SoftmaxP {
+    typedef typename Acc<T>::t A;
     const T *x;
     T *y;
-    T *mx;           /* per line: maximum */
-    T *k;            /* per line: 1 / sum (softmax) or log(sum) (log_softmax) */
+    A *mx;           /* per line: maximum */
+    A *k;            /* per line: 1 / sum (softmax) or log(sum) (log_softmax) */
     int64_t len, inner;
     int log;
 };
 template <class T> struct SoftmaxStatsF {
     static LTF_HD void at(int64_t l, const SoftmaxP<T> &p) {
+        typedef typename Acc<T>::t A;
         const T *x = p.x + line_base(l, p.len, p.inner);
         int64_t st = p.inner;
-        T mx = x[0];
-        for (int64_t q = 1; q < p.len; q++) if (x[q * st] > mx) mx = x[q * st];
+        A mx = ldv(x[0]);
+        for (int64_t q = 1; q < p.len; q++) if (ldv(x[q * st]) > mx) mx = ldv(x[q * st]);
         double sum = 0;
-        for (int64_t q = 0; q < p.len; q++) sum += m_exp(x[q * st] - mx);
+        for (int64_t q = 0; q < p.len; q++) sum += m_exp(ldv(x[q * st]) - mx);
         p.mx[l] = mx;
-        p.k[l] = p.log ? m_log((T)sum) : (T)(1.0 / sum);
+        p.k[l] = p.log ? m_log((A)sum) : (A)(1.0 / sum);
     }
 };
 template <class T> struct SoftmaxF {
     static LTF_HD void at(int64_t i, const SoftmaxP<T> &p) {
+        typedef typename Acc<T>::t A;
         int64_t inner = p.inner, o = i / (p.len * inner), c = i % inner, l = o * inner + c;
-        T v = p.x[i] - p.mx[l];
-        p.y[i] = p.log ? v - p.k[l] : m_exp(v) * p.k[l];
+        A v = ldv(p.x[i]) - p.mx[l];
+        p.y[i] = stv<T>(p.log ? v - p.k[l] : m_exp(v) * p.k[l]);
     }
 };
 
@@ -57,14 +62,15 @@ template <class T, class L> struct SparseXentP {
 };
 template <class T, class L> struct SparseXentF {
     static LTF_HD void at(int64_t l, const SparseXentP<T, L> &p) {
+        typedef typename Acc<T>::t A;
         const T *x = p.x + l * p.classes;
         int64_t lab = (int64_t)p.labels[l];
-        if (lab < 1 || lab > p.classes) { raise_flag(p.flag, ERR_INDEX); p.y[l] = (T)NAN; return; }
-        T mx = x[0];
-        for (int64_t q = 1; q < p.classes; q++) if (x[q] > mx) mx = x[q];
+        if (lab < 1 || lab > p.classes) { raise_flag(p.flag, ERR_INDEX); p.y[l] = stv<T>((A)NAN); return; }
+        A mx = ldv(x[0]);
+        for (int64_t q = 1; q < p.classes; q++) if (ldv(x[q]) > mx) mx = ldv(x[q]);
         double sum = 0;
-        for (int64_t q = 0; q < p.classes; q++) sum += m_exp(x[q] - mx);
-        p.y[l] = (T)(log(sum) - (double)(x[lab - 1] - mx));
+        for (int64_t q = 0; q < p.classes; q++) sum += m_exp(ldv(x[q]) - mx);
+        p.y[l] = stv<T>((A)(log(sum) - (double)(ldv(x[lab - 1]) - mx)));
     }
 };
 
@@ -76,15 +82,16 @@ template <class T> struct XentP {
 };
 template <class T> struct XentF {
     static LTF_HD void at(int64_t l, const XentP<T> &p) {
+        typedef typename Acc<T>::t A;
         int64_t base = line_base(l, p.len, p.inner), st = p.inner;
         const T *x = p.x + base, *lab = p.lab + base;
-        T mx = x[0];
-        for (int64_t q = 1; q < p.len; q++) if (x[q * st] > mx) mx = x[q * st];
+        A mx = ldv(x[0]);
+        for (int64_t q = 1; q < p.len; q++) if (ldv(x[q * st]) > mx) mx = ldv(x[q * st]);
         double sum = 0, loss = 0;
-        for (int64_t q = 0; q < p.len; q++) sum += m_exp(x[q * st] - mx);
+        for (int64_t q = 0; q < p.len; q++) sum += m_exp(ldv(x[q * st]) - mx);
         double lse = log(sum);
-        for (int64_t q = 0; q < p.len; q++) loss += (double)lab[q * st] * (lse - (double)(x[q * st] - mx));
-        p.y[l] = (T)loss;
+        for (int64_t q = 0; q < p.len; q++) loss += (double)ldv(lab[q * st]) * (lse - (double)(ldv(x[q * st]) - mx));
+        p.y[l] = stv<T>((A)loss);
     }
 };
 

@@ -50,13 +50,15 @@ inline ltf_status fail(ltf_ctx *ctx, ltf_status code, const char *fmt, ...) {
     return code;
 }
 
+/* Element bytes of a dtype a device tensor may have; 0 for string, resource */
 inline size_t dsize(int dt) {
-    static const size_t s[] = { 4, 8, 4, 8, 1, 1 };   /* ORDER DTYPE */
-    return dt >= 0 && dt <= DT_BOOL ? s[dt] : 0;
+    static const size_t s[] = { 4, 8, 4, 8, 1, 1, 0, 0, 2, 2 };   /* ORDER DTYPE */
+    return dt >= 0 && dt <= DT_BF16 ? s[dt] : 0;
 }
 inline const char *dname(int dt) {
-    static const char *const n[] = { "float32", "float64", "int32", "int64", "uint8", "bool", "string", "resource" };
-    return dt >= 0 && dt < 8 ? n[dt] : "?";
+    static const char *const n[] = { "float32", "float64", "int32", "int64", "uint8", "bool", "string", "resource",
+                                     "float16", "bfloat16" };
+    return dt >= 0 && dt <= DT_BF16 ? n[dt] : "?";
 }
 inline ltf_status bad_dtype(ltf_ctx *ctx, const ltf_op_def *def, int dt) {
     return fail(ctx, LTF_ERR_TYPE, "%s: unsupported dtype %s", def->name, dname(dt));
@@ -128,7 +130,8 @@ inline ltf_status flag_error(ltf_ctx *ctx, const char *op, int code) {
                                        const ltf_attrs *a, ltf_tensor **out, int nout)
 #define LTF_CU_UNUSED (void)nin; (void)a; (void)nout; (void)in
 
-/* Dispatch on a dtype: 'M(T)' for each numeric dtype and bool (as uint8_t). */
+/* Dispatch on a dtype: 'M(T)' for each numeric dtype, bool (as uint8_t)
+** and float16/bfloat16 (f16_t, bf16_t: common.cuh). */
 #define LTF_CU_BY_DTYPE(dt, M)                                 \
     switch (dt) {                                              \
     case DT_F32: { M(float) } break;                           \
@@ -136,12 +139,15 @@ inline ltf_status flag_error(ltf_ctx *ctx, const char *op, int code) {
     case DT_I32: { M(int32_t) } break;                         \
     case DT_I64: { M(int64_t) } break;                         \
     case DT_U8: case DT_BOOL: { M(uint8_t) } break;            \
+    case DT_F16: { M(f16_t) } break;                           \
+    case DT_BF16: { M(bf16_t) } break;                         \
     default: break;                                            \
     }
 /* Dispatch on an element size (moves and selects). */
 #define LTF_CU_BY_SIZE(es, M)                                  \
     switch (es) {                                              \
     case 1: { M(uint8_t) } break;                              \
+    case 2: { M(uint16_t) } break;                             \
     case 4: { M(uint32_t) } break;                             \
     case 8: { M(uint64_t) } break;                             \
     default: break;                                            \
@@ -201,6 +207,8 @@ template <class E, class F> ltf_status cast_from(E &e, const ltf_tensor *x, ltf_
     case DT_F64: return cast_to<E, F, double>(e, x, o, to_bool);
     case DT_I32: return cast_to<E, F, int32_t>(e, x, o, to_bool);
     case DT_I64: return cast_to<E, F, int64_t>(e, x, o, to_bool);
+    case DT_F16: return cast_to<E, F, f16_t>(e, x, o, to_bool);
+    case DT_BF16: return cast_to<E, F, bf16_t>(e, x, o, to_bool);
     default: return cast_to<E, F, uint8_t>(e, x, o, to_bool);
     }
 }
@@ -247,7 +255,7 @@ LTF_CU_KERNEL(k_fill_like) {
     E e(ctx, def->name);
     if (e.status() != LTF_OK) return e.status();
     if (def->code == 0) return e.zero(LTF_DATA(out[0]), (size_t)n * dsize(dt));
-#define M(T) { FillP<T> p = { ptr<T>(out[0]), (T)1 }; return e.template run<FillF<T> >(n, p); }
+#define M(T) { FillP<T> p = { ptr<T>(out[0]), stv<T>(1) }; return e.template run<FillF<T> >(n, p); }
     LTF_CU_BY_DTYPE(dt, M)
 #undef M
     return LTF_OK;
@@ -325,6 +333,8 @@ ltf_status reduce_axes(E &e, ltf_ctx *ctx, const ltf_op_def *def, int op, const 
     case DT_F64: M(double)
     case DT_I32: M(int32_t)
     case DT_I64: M(int64_t)
+    case DT_F16: M(f16_t)
+    case DT_BF16: M(bf16_t)
     default: M(uint8_t)
     }
 #undef M
@@ -401,8 +411,9 @@ template <class E, class T> ltf_status softmax_run(E &e, const ltf_tensor *x, lt
     int64_t outer, len, inner;
     split_axis(x, axis, &outer, &len, &inner);
     int64_t lines = outer * inner;
-    size_t bytes = 2 * (size_t)lines * sizeof(T);
-    T *s = (T *)e.alloc(bytes);
+    typedef typename Acc<T>::t A;
+    size_t bytes = 2 * (size_t)lines * sizeof(A);
+    A *s = (A *)e.alloc(bytes);
     if (!s) return e.status();
     SoftmaxP<T> p = { ptr<T>(x), ptr<T>(y), s, s + lines, len, inner, log };
     ltf_status st = e.template run<SoftmaxStatsF<T> >(lines, p);
@@ -415,19 +426,23 @@ template <class E, class T> ltf_status softmax_run(E &e, const ltf_tensor *x, lt
 LTF_CU_KERNEL(k_softmax) {
     LTF_CU_UNUSED;
     int dt = in[0]->dtype;
-    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (dt != DT_F32 && dt != DT_F64 && !is_half_dt(dt)) return bad_dtype(ctx, def, dt);
     if (out[0]->numel == 0) return LTF_OK;
     E e(ctx, def->name);
     if (e.status() != LTF_OK) return e.status();
-    return dt == DT_F32 ? softmax_run<E, float>(e, in[0], out[0], a->i[0], def->code == 1)
-                        : softmax_run<E, double>(e, in[0], out[0], a->i[0], def->code == 1);
+    switch (dt) {
+    case DT_F32: return softmax_run<E, float>(e, in[0], out[0], a->i[0], def->code == 1);
+    case DT_F16: return softmax_run<E, f16_t>(e, in[0], out[0], a->i[0], def->code == 1);
+    case DT_BF16: return softmax_run<E, bf16_t>(e, in[0], out[0], a->i[0], def->code == 1);
+    default: return softmax_run<E, double>(e, in[0], out[0], a->i[0], def->code == 1);
+    }
 }
 
 LTF_CU_KERNEL(k_sparse_xent) {
     LTF_CU_UNUSED;
     const ltf_tensor *lab = in[0], *x = in[1];
     int dt = x->dtype;
-    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (dt != DT_F32 && dt != DT_F64 && !is_half_dt(dt)) return bad_dtype(ctx, def, dt);
     if (lab->dtype != LTF_DTYPE_INT32 && lab->dtype != LTF_DTYPE_INT64) return bad_dtype(ctx, def, lab->dtype);
     int64_t lines = out[0]->numel, classes = x->dims[x->rank - 1];
     if (lines == 0) return LTF_OK;
@@ -436,11 +451,14 @@ LTF_CU_KERNEL(k_sparse_xent) {
     ltf_status st;
 #define RUN(T, L) { SparseXentP<T, L> p = { ptr<T>(x), ptr<L>(lab), ptr<T>(out[0]), classes, e.flag() }; \
                     st = e.template run<SparseXentF<T, L> >(lines, p); }
-    if (dt == DT_F32) {
-        if (lab->dtype == LTF_DTYPE_INT32) RUN(float, int32_t) else RUN(float, int64_t)
-    } else {
-        if (lab->dtype == LTF_DTYPE_INT32) RUN(double, int32_t) else RUN(double, int64_t)
+#define BY_LABEL(T) if (lab->dtype == LTF_DTYPE_INT32) RUN(T, int32_t) else RUN(T, int64_t)
+    switch (dt) {
+    case DT_F32: BY_LABEL(float) break;
+    case DT_F16: BY_LABEL(f16_t) break;
+    case DT_BF16: BY_LABEL(bf16_t) break;
+    default: BY_LABEL(double) break;
     }
+#undef BY_LABEL
 #undef RUN
     return st != LTF_OK ? st : e.check();
 }
@@ -449,19 +467,22 @@ LTF_CU_KERNEL(k_xent) {
     LTF_CU_UNUSED;
     const ltf_tensor *lab = in[0], *x = in[1];
     int dt = x->dtype;
-    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (dt != DT_F32 && dt != DT_F64 && !is_half_dt(dt)) return bad_dtype(ctx, def, dt);
     if (out[0]->numel == 0) return LTF_OK;
     int64_t outer, len, inner;
     split_axis(x, a->i[0], &outer, &len, &inner);
     E e(ctx, def->name);
     if (e.status() != LTF_OK) return e.status();
     if (len == 0) return e.zero(LTF_DATA(out[0]), (size_t)out[0]->numel * dsize(dt));
-    if (dt == DT_F32) {
-        XentP<float> p = { ptr<float>(x), ptr<float>(lab), ptr<float>(out[0]), len, inner };
-        return e.template run<XentF<float> >(outer * inner, p);
+#define M(T) { XentP<T> p = { ptr<T>(x), ptr<T>(lab), ptr<T>(out[0]), len, inner }; \
+               return e.template run<XentF<T> >(outer * inner, p); }
+    switch (dt) {
+    case DT_F32: M(float)
+    case DT_F16: M(f16_t)
+    case DT_BF16: M(bf16_t)
+    default: M(double)
     }
-    XentP<double> p = { ptr<double>(x), ptr<double>(lab), ptr<double>(out[0]), len, inner };
-    return e.template run<XentF<double> >(outer * inner, p);
+#undef M
 }
 /* }==== */
 
@@ -471,7 +492,7 @@ LTF_CU_KERNEL(k_matmul) {
     const ltf_tensor *x = in[0], *y = in[1];
     ltf_tensor *o = out[0];
     int dt = o->dtype;
-    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64) return bad_dtype(ctx, def, dt);
+    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64 && !is_half_dt(dt)) return bad_dtype(ctx, def, dt);
     int ta = a->i[0] != 0, tb = a->i[1] != 0;
     int64_t m = x->dims[x->rank - 2 + ta], k = x->dims[x->rank - 1 - ta], n = y->dims[y->rank - 1 - tb];
     if (o->numel == 0) return LTF_OK;
@@ -496,7 +517,7 @@ LTF_CU_KERNEL(k_matmul) {
         if (yb >= 0) sb *= y->dims[yb];
     }
     int64_t batch = o->numel / (m * n);
-    if (dt == DT_F32 || dt == DT_F64) {
+    if (dt == DT_F32 || dt == DT_F64 || is_half_dt(dt)) {
         /* one strided-batched call when each operand's batches are all or one */
         int64_t abatch = x->numel / (m * k), bbatch = y->numel / (k * n);
         if ((abatch == batch || abatch == 1) && (bbatch == batch || bbatch == 1)) {
@@ -519,6 +540,8 @@ LTF_CU_KERNEL(k_matmul) {
     case DT_F32: M(float)
     case DT_F64: M(double)
     case DT_I32: M(int32_t)
+    case DT_F16: M(f16_t)
+    case DT_BF16: M(bf16_t)
     default: M(int64_t)
     }
 #undef M
@@ -803,6 +826,8 @@ LTF_CU_KERNEL(k_fill) {
     case DT_I32: F(int32_t, a->i[1])
     case DT_I64: F(int64_t, a->i[1])
     case DT_U8: F(uint8_t, (uint8_t)a->i[1])
+    case DT_F16: F(f16_t, stv<f16_t>((float)a->f[0]))   /* as the CPU: the float32 value, rounded */
+    case DT_BF16: F(bf16_t, stv<bf16_t>((float)a->f[0]))
     default: F(uint8_t, a->i[1] != 0)
     }
 #undef F
@@ -812,7 +837,7 @@ LTF_CU_KERNEL(k_scan) {
     LTF_CU_UNUSED;
     const ltf_tensor *x = in[0];
     int dt = x->dtype;
-    if (dt == DT_BOOL || dsize(dt) == 0) return bad_dtype(ctx, def, dt);
+    if (dt == DT_BOOL || dsize(dt) == 0 || is_half_dt(dt)) return bad_dtype(ctx, def, dt);   /* half: staged */
     int ax = norm_axis(a->i[1], x->rank);
     if (ax < 0 || ax >= (x->rank > 0 ? x->rank : 1))
         return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'axis' %lld is out of range for rank %d", def->name,
@@ -904,7 +929,8 @@ LTF_CU_KERNEL(k_pool) {
     const ltf_tensor *x = in[0];
     ltf_tensor *o = out[0];
     int dt = x->dtype, avg = def->code == 1;   /* avg_pool2d */
-    if (dsize(dt) == 0 || dt == DT_BOOL || (avg && dt != DT_F32 && dt != DT_F64)) return bad_dtype(ctx, def, dt);
+    if (dsize(dt) == 0 || dt == DT_BOOL || is_half_dt(dt) || (avg && dt != DT_F32 && dt != DT_F64))
+        return bad_dtype(ctx, def, dt);   /* float16/bfloat16: staged through float32 (takes_half) */
     if (o->numel == 0) return LTF_OK;
     E e(ctx, def->name);
     if (e.status() != LTF_OK) return e.status();
@@ -1217,7 +1243,7 @@ LTF_CU_KERNEL(k_eye) {
     int64_t cols = o->dims[o->rank - 1], per = o->dims[o->rank - 2] * cols;
     E e(ctx, def->name);
     if (e.status() != LTF_OK) return e.status();
-#define M(T) { EyeP<T> p = { ptr<T>(o), (T)1, cols, per }; return e.template run<EyeF<T> >(o->numel, p); }
+#define M(T) { EyeP<T> p = { ptr<T>(o), stv<T>(1), cols, per }; return e.template run<EyeF<T> >(o->numel, p); }
     LTF_CU_BY_DTYPE(dt, M)
 #undef M
     return LTF_OK;
@@ -1287,7 +1313,7 @@ LTF_CU_KERNEL(k_optim) {
         return fail(ctx, LTF_ERR_FAILED_PRECONDITION, "%s: the handle of input 1 is not bound to a variable", def->name);
     const ltf_tensor *x = var->value, *g = in[nh];
     int dt = x->dtype;
-    if (dt != DT_F32 && dt != DT_F64) return bad_dtype(ctx, def, dt);
+    if (dt != DT_F32 && dt != DT_F64 && !is_half_dt(dt)) return bad_dtype(ctx, def, dt);
     char sa[128], sb[128];
     if (!same_dims(x, g) || (int)g->dtype != dt)
         return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: variable '%s' has shape %s, the gradient has shape %s",
@@ -1313,12 +1339,14 @@ LTF_CU_KERNEL(k_optim) {
     if (x->numel == 0) return LTF_OK;
     E e(ctx, def->name);
     if (e.status() != LTF_OK) return e.status();
-    return dt == DT_F32 ? optim_run<E, float>(e, def, in, nh, a) : optim_run<E, double>(e, def, in, nh, a);
+    switch (dt) {
+    case DT_F32: return optim_run<E, float>(e, def, in, nh, a);
+    case DT_F16: return optim_run<E, f16_t>(e, def, in, nh, a);
+    case DT_BF16: return optim_run<E, bf16_t>(e, def, in, nh, a);
+    default: return optim_run<E, double>(e, def, in, nh, a);
+    }
 }
 /* }==== */
-
-/* Whether kernel_for(op) takes float16/bfloat16 as they are (TODO). */
-inline int takes_half(int op) { (void)op; return 0; }
 
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
@@ -1378,6 +1406,31 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_EYE: return (const void *)&k_eye<E>;
     default: return NULL;
     }
+}
+
+/* Whether kernel_for<E>(op) takes float16/bfloat16 tensors as they are:
+** the elementwise ops, casts and fills, reductions, softmax and the
+** cross-entropies, matmul, the moves and the optimizer updates. The others
+** (scans, conv2d and the pools, gelu, segment sums, range/linspace) run on
+** float32 copies the engine makes with this module's cast kernel
+** (ltf_backend.takes_half, core/half.c). */
+template <class E> int takes_half(int op) {
+    const void *k = kernel_for<E>(op);
+    const void *const native[] = {
+        (const void *)&k_unary<E>, (const void *)&k_binary<E>, (const void *)&k_copy<E>,
+        (const void *)&k_fill_like<E>, (const void *)&k_cast<E>, (const void *)&k_select<E>,
+        (const void *)&k_reduce<E>, (const void *)&k_sum_to<E>, (const void *)&k_arg<E>,
+        (const void *)&k_softmax<E>, (const void *)&k_sparse_xent<E>, (const void *)&k_xent<E>,
+        (const void *)&k_matmul<E>, (const void *)&k_transpose<E>, (const void *)&k_slice<E>,
+        (const void *)&k_concat<E>, (const void *)&k_gather<E>, (const void *)&k_reverse<E>,
+        (const void *)&k_fill<E>, (const void *)&k_broadcast_to<E>, (const void *)&k_split<E>,
+        (const void *)&k_pad_tile<E>, (const void *)&k_one_hot<E>, (const void *)&k_optim<E>,
+        (const void *)&k_strided_slice<E>, (const void *)&k_strided_slice_grad<E>, (const void *)&k_eye<E>,
+    };
+    if (!k) return 0;
+    for (const void *n : native)
+        if (k == n) return 1;
+    return 0;
 }
 
 }  // namespace ltf_cu

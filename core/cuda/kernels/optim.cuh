@@ -19,6 +19,8 @@ LTF_HD double load_real(const void *p, int dt) {
     switch (dt) {
     case DT_F32: return *(const float *)p;
     case DT_F64: return *(const double *)p;
+    case DT_F16: return f16_float(*(const uint16_t *)p);
+    case DT_BF16: return bf16_float(*(const uint16_t *)p);
     case DT_I32: return *(const int32_t *)p;
     default: return (double)*(const int64_t *)p;
     }
@@ -34,65 +36,77 @@ template <class T> struct OptimP {
     double f[4];
 };
 
+/* One element: the variable and its slots read into locals of the type T
+** computes in (Acc<T>: float for float16/bfloat16, whose values are
+** rounded back once, as the CPU's float32 staging does), updated with the
+** CPU's formulas in its order, written back. */
 template <class T> struct OptimF {
     static LTF_HD void at(int64_t i, const OptimP<T> &p) {
+        typedef typename Acc<T>::t A;
         const double lrd = load_real(p.lr, p.lr_dt);
-        const T lr = (T)lrd;
-        T *x = p.x;
-        const T *g = p.g;
+        const A lr = (A)lrd;
+        A x = ldv(p.x[i]);
+        const A g = ldv(p.g[i]);
+        A s0 = p.s[0] ? ldv(p.s[0][i]) : (A)0, s1 = p.s[1] ? ldv(p.s[1][i]) : (A)0;
+        A s2 = p.s[2] ? ldv(p.s[2][i]) : (A)0;
         switch (p.code) {
-        case OPT_SGD: x[i] -= lr * g[i]; break;
+        case OPT_SGD: x -= lr * g; break;
         case OPT_MOMENTUM: {
-            const T mu = (T)p.f[0];
-            T *m = p.s[0];
-            m[i] = mu * m[i] - lr * g[i];
-            if (p.nesterov) x[i] += mu * m[i] - lr * g[i];
-            else x[i] += m[i];
+            const A mu = (A)p.f[0];
+            A &m = s0;
+            m = mu * m - lr * g;
+            if (p.nesterov) x += mu * m - lr * g;
+            else x += m;
             break;
         }
         case OPT_ADAM: {
             const double b1 = p.f[0], b2 = p.f[1], step = load_real(p.step, p.step_dt);
-            const T eps = (T)p.f[2], wd = (T)(p.f[3] * lrd);
-            const T alpha = (T)(lrd * sqrt(1.0 - pow(b2, step)) / (1.0 - pow(b1, step)));
-            const T c1 = (T)(1.0 - b1), c2 = (T)(1.0 - b2);
-            T *m = p.s[0], *v = p.s[1], *vh = p.s[2];
-            if (wd != 0) x[i] -= x[i] * wd;
-            m[i] += (g[i] - m[i]) * c1;
-            v[i] += (g[i] * g[i] - v[i]) * c2;
-            T d = v[i];
+            const A eps = (A)p.f[2], wd = (A)(p.f[3] * lrd);
+            const A alpha = (A)(lrd * sqrt(1.0 - pow(b2, step)) / (1.0 - pow(b1, step)));
+            const A c1 = (A)(1.0 - b1), c2 = (A)(1.0 - b2);
+            A &m = s0, &v = s1, &vh = s2;
+            if (wd != 0) x -= x * wd;
+            m += (g - m) * c1;
+            v += (g * g - v) * c2;
+            A d = v;
             if (p.amsgrad) {
-                if (vh[i] < d) vh[i] = d;
-                d = vh[i];
+                if (vh < d) vh = d;
+                d = vh;
             }
-            x[i] -= m[i] * alpha / (m_sqrt(d) + eps);
+            x -= m * alpha / (m_sqrt(d) + eps);
             break;
         }
         case OPT_RMSPROP: {
-            const T rho = (T)p.f[0], mu = (T)p.f[1], eps = (T)p.f[2], c = (T)(1.0 - p.f[0]);
-            T *r = p.s[0], *mom = p.has_mom ? p.s[1] : 0, *mg = p.centered ? p.s[p.has_mom ? 2 : 1] : 0;
-            r[i] = rho * r[i] + c * g[i] * g[i];
-            T den = r[i];
+            const A rho = (A)p.f[0], mu = (A)p.f[1], eps = (A)p.f[2], c = (A)(1.0 - p.f[0]);
+            A &r = s0;
+            A *mom = p.has_mom ? &s1 : 0, *mg = p.centered ? (p.has_mom ? &s2 : &s1) : 0;
+            r = rho * r + c * g * g;
+            A den = r;
             if (mg) {
-                mg[i] = rho * mg[i] + c * g[i];
-                den -= mg[i] * mg[i];
+                *mg = rho * *mg + c * g;
+                den -= *mg * *mg;
             }
-            T inc = lr * g[i] / m_sqrt(den + eps);
+            A inc = lr * g / m_sqrt(den + eps);
             if (mom) {
-                mom[i] = mu * mom[i] + inc;
-                x[i] -= mom[i];
+                *mom = mu * *mom + inc;
+                x -= *mom;
             } else {
-                x[i] -= inc;
+                x -= inc;
             }
             break;
         }
         default: {
-            const T eps = (T)p.f[0];
-            T *acc = p.s[0];
-            acc[i] += g[i] * g[i];
-            x[i] -= lr * g[i] / m_sqrt(acc[i] + eps);
+            const A eps = (A)p.f[0];
+            A &acc = s0;
+            acc += g * g;
+            x -= lr * g / m_sqrt(acc + eps);
             break;
         }
         }
+        p.x[i] = stv<T>(x);
+        if (p.s[0]) p.s[0][i] = stv<T>(s0);
+        if (p.s[1]) p.s[1][i] = stv<T>(s1);
+        if (p.s[2]) p.s[2][i] = stv<T>(s2);
     }
 };
 

@@ -99,6 +99,19 @@ LTF_CU_RED_INT(int64_t, INT64_MIN, INT64_MAX)
 LTF_CU_RED_INT(uint8_t, 0, UINT8_MAX)
 #undef LTF_CU_RED_INT
 
+/* float16/bfloat16: accumulate in float (as the CPU, which reduces float32
+** copies), rounded once at the end */
+template <class H, int OP> struct RedHalf {
+    typedef Red<float, OP> R;
+    typedef typename R::A A;
+    static LTF_HD A init() { return R::init(); }
+    static LTF_HD A step(A u, H v) { return R::step(u, ldv(v)); }
+    static LTF_HD A comb(A u, A v) { return R::comb(u, v); }
+    static LTF_HD H fin(A u, int64_t n) { return stv<H>(R::fin(u, n)); }
+};
+template <int OP> struct Red<f16_t, OP> : RedHalf<f16_t, OP> {};
+template <int OP> struct Red<bf16_t, OP> : RedHalf<bf16_t, OP> {};
+
 /* bool: any nonzero byte is true (all/any only) */
 template <> struct Red<uint8_t, RED_ALL> {
     typedef uint8_t A;
@@ -162,10 +175,10 @@ template <class T> struct ArgF {
     static LTF_HD void at(int64_t j, const ArgP<T> &p) {
         int64_t ob = j / p.inner, c = j - ob * p.inner;
         const T *x = p.x + ob * p.n * p.inner + c;
-        T best = x[0];
+        typename Acc<T>::t best = ldv(x[0]);
         int64_t bi = 0;
         for (int64_t k = 1; k < p.n; k++) {
-            T v = x[k * p.inner];
+            typename Acc<T>::t v = ldv(x[k * p.inner]);
             bool better = p.is_max ? ((v > best) | ((v != v) & (best == best)))
                                    : ((v < best) | ((v != v) & (best == best)));
             if (better) { best = v; bi = k; }
