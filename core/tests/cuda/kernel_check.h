@@ -52,6 +52,8 @@ static inline ltf_tensor *rand_tensor(ltf_dtype dt, std::vector<int64_t> dims, i
         switch (dt) {
         case LTF_DTYPE_FLOAT32: ((float *)p)[i] = (float)f; break;
         case LTF_DTYPE_FLOAT64: ((double *)p)[i] = f; break;
+        case LTF_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ltf_float16_from_double(f); break;
+        case LTF_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ltf_bfloat16_from_double(f); break;
         case LTF_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)(gen == GEN_PLAIN && rnd() % 17 == 0 ? (int64_t)INT32_MIN + k * 0 : k); break;
         case LTF_DTYPE_INT64: ((int64_t *)p)[i] = gen == GEN_PLAIN && rnd() % 17 == 0 ? INT64_MIN : k; break;
         case LTF_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)(gen == GEN_NONZERO ? 1 + rnd() % 255 : gen == GEN_SMALL ? rnd() % 12 : rnd() % 256); break;
@@ -81,6 +83,14 @@ static inline int compare(const char *what, const ltf_tensor *want, const ltf_te
         switch (dt) {
         case LTF_DTYPE_FLOAT32: x = ((const float *)a)[i]; y = ((const float *)b)[i]; break;
         case LTF_DTYPE_FLOAT64: x = ((const double *)a)[i]; y = ((const double *)b)[i]; break;
+        case LTF_DTYPE_FLOAT16:
+            x = ltf_float16_to_float(((const uint16_t *)a)[i]);
+            y = ltf_float16_to_float(((const uint16_t *)b)[i]);
+            break;
+        case LTF_DTYPE_BFLOAT16:
+            x = ltf_bfloat16_to_float(((const uint16_t *)a)[i]);
+            y = ltf_bfloat16_to_float(((const uint16_t *)b)[i]);
+            break;
         case LTF_DTYPE_INT32:
             if (((const int32_t *)a)[i] == ((const int32_t *)b)[i]) continue;
             fprintf(stderr, "%s: [%lld] want %d got %d\n", what, (long long)i, ((const int32_t *)a)[i], ((const int32_t *)b)[i]);
