@@ -78,6 +78,10 @@ end
 function M.tolerances(dtype, loose)
   if dtype == F32 then return 1e-5, loose and 1e-4 or 1e-6 end
   if dtype == F64 then return 1e-12, loose and 1e-10 or 1e-12 end
+  -- float16/bfloat16: one step of the dtype (2^-10, 2^-7): the float32
+  -- values both sides round may differ by an ulp (libm vs the CPU's exp)
+  if dtype == tf.float16 then return 2 ^ -10, loose and 1e-3 or 1e-7 end
+  if dtype == tf.bfloat16 then return 2 ^ -7, loose and 1e-2 or 1e-7 end
   return 0, 0
 end
 
