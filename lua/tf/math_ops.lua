@@ -85,8 +85,8 @@ return function(tf)
 
   local function need_float(op, x)
     local dt = x.dtype.name
-    if dt ~= "float32" and dt ~= "float64" then
-      raise("TypeError", "%s: 'input_tensor' has dtype %s, expected one of: float32, float64", op, dt)
+    if not x.dtype.is_floating then
+      raise("TypeError", "%s: 'input_tensor' has dtype %s, expected one of: float32, float64, float16, bfloat16", op, dt)
     end
   end
 

@@ -158,7 +158,7 @@ return function(tf)
   -- {==== activations (elementwise compositions: fused inside tf.fn)
   local function float_features(x, op)
     x = as_tensor(x, op, "features")
-    if x.dtype ~= tf.float32 and x.dtype ~= tf.float64 then
+    if not x.dtype.is_floating then
       if x.dtype == tf.int32 or x.dtype == tf.int64 or x.dtype == tf.uint8 then return tf.cast(x, tf.float32) end
       raise_at(2, "TypeError", "%s: 'features' has dtype %s, expected a float or integer dtype", op, x.dtype.name)
     end
@@ -306,7 +306,7 @@ return function(tf)
       opts = check_options("dropout", opts, {"noise_shape", "seed", "name"})
     end
     x = as_tensor(x, "dropout", "x")
-    if x.dtype ~= tf.float32 and x.dtype ~= tf.float64 then
+    if not x.dtype.is_floating then
       raise("TypeError", "dropout: 'x' has dtype %s, expected a float dtype", x.dtype.name)
     end
     if type(rate) ~= "number" then raise("TypeError", "dropout: 'rate' must be a number, got %s", type(rate)) end
@@ -500,7 +500,7 @@ return function(tf)
       end
       input = as_tensor(input, "max_pool2d", "input")
       local low
-      if input.dtype == tf.float32 or input.dtype == tf.float64 then low = -math.huge
+      if input.dtype.is_floating then low = -math.huge
       elseif input.dtype == tf.int32 then low = -2147483648
       elseif input.dtype == tf.int64 then low = math.mininteger
       else low = 0 end
