@@ -17,6 +17,7 @@
 /* NVRTC: no system headers; the math functions are built in */
 typedef signed char        int8_t;
 typedef unsigned char      uint8_t;
+typedef unsigned short     uint16_t;
 typedef int                int32_t;
 typedef unsigned int       uint32_t;
 typedef long long          int64_t;

@@ -167,5 +167,15 @@ int main(void) {
         CHECK(src == NULL && why[0] != '\0');
         free(src);
     }
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT16, LTF_DTYPE_BFLOAT16 }) {   /* left unfused (docs/cuda.md) */
+        Group g(LTF_DTYPE_FLOAT32, 4);
+        int a = g.load(LTF_LOAD_IDENTITY, dt);
+        int b = g.op(LTF_OP_ADD, dt, dt, a, a);
+        g.op(LTF_OP_CAST, dt, LTF_DTYPE_FLOAT32, b);
+        char why[256] = "";
+        char *src = ltf_cuda_fused_source(g.done(), why, sizeof why);
+        CHECK(src == NULL && strstr(why, "dtype") != NULL);
+        free(src);
+    }
     CHECK_DONE();
 }
