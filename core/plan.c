@@ -854,8 +854,9 @@ static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *input
 ** resource or string), the backend with graph entries, no tape or trace,
 ** and every step one the device runs on its own stream: a fused group, or
 ** an op with a device kernel (not emulated) that is not stateful, on
-** variables, host-orchestrated or sized from the data; constants only of
-** numeric dtypes. NULL when not. */
+** variables, host-orchestrated or sized from the data, nor run on float32
+** copies of float16/bfloat16; constants only of numeric dtypes. NULL when
+** not. */
 static const ltf_backend *graph_device(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, int *ordinal) {
     struct ltf_plan *p = g->plan;
     const char *off = getenv("LTF_NO_DEVICE_GRAPHS");
@@ -896,6 +897,15 @@ static const ltf_backend *graph_device(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *c
             return NULL;
         for (int k = 0; k < nd->nout; k++)
             if (nd->out[k].dtype == LTF_DTYPE_STRING || nd->out[k].dtype == LTF_DTYPE_RESOURCE) return NULL;
+        /* a kernel run on float32 copies of float16/bfloat16 (half.c): its
+        ** temporaries go back to the cache after the step, so a replay
+        ** would write into memory that is no longer the graph's */
+        if (!be->takes_half || !be->takes_half(be->bctx, s->op)) {
+            for (int k = 0; k < nd->nout; k++)
+                if (ltf_half_is(nd->out[k].dtype)) return NULL;
+            for (int k = 0; k < nd->nin; k++)
+                if (ltf_half_is(g->nodes[nd->in[k].node].out[nd->in[k].out].dtype)) return NULL;
+        }
     }
     *ordinal = ord;
     return be;

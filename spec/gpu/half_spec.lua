@@ -119,6 +119,35 @@ describe("float16 and bfloat16 device kernels against the CPU", function()
   end)
 end)
 
+describe("traced functions on float16 GPU tensors", function()
+  gpu_it("replay as a captured graph when every kernel takes them, step by step when one runs on copies", function()
+    local native = tf.fn(function(a, b) return tf.nn.relu(a * b + 1), tf.reduce_sum(a) end, {autograph = false})
+    local staged = tf.fn(function(a, b) return tf.nn.relu(a * b + 1), tf.cumsum(a) end, {autograph = false})
+    local x = tf.constant({{1, -2}, {3, 4}}, F16)
+    local want_y = {{2, 5}, {10, 17}}
+    local g = x:gpu()
+    tf.config.experimental.reset_device_kernel_stats()
+    for _ = 1, 3 do
+      local y, s = native(g, g)
+      assert.equal(GPU, y.device)
+      assert.same(want_y, y:totable())
+      assert.equal(6, s:item())
+    end
+    local st = tf.config.experimental.get_device_kernel_stats()
+    assert.equal(2, st.graph_replay.device)
+    tf.config.experimental.reset_device_kernel_stats()
+    for _ = 1, 3 do
+      local y, c = staged(g, g)
+      assert.same(want_y, y:totable())
+      assert.same({{1, -2}, {4, 2}}, c:totable())
+    end
+    st = tf.config.experimental.get_device_kernel_stats()
+    -- cumsum's float32 temporaries are not the graph's: no capture
+    assert.is_nil(st.graph_replay)
+    assert.equal(3, st.cumsum.device)
+  end)
+end)
+
 describe("float16 and bfloat16 variables on the GPU", function()
   local G = {{0.5, -1.0, 2.0, 0.25}, {-0.25, 0.75, 1.5, -2.0}, {1.0, 0.1, -3.0, 0.5}}
   local function run(make, dtype, scope)
