@@ -8,7 +8,7 @@
 ** a kernel argument (a switch uniform across the grid), which keeps the
 ** module's compile time to about a minute per architecture.
 */
-#include "kernels/ops.cuh"
+#include "kernels/half.cuh"
 #include "runtime.h"
 
 namespace {
@@ -60,13 +60,15 @@ struct CudaExec {
     }
     int *flag() { return d->flag; }
     ltf_status check() { return LTF_OK; }   /* the flag is read at the next sync (runtime.cpp) */
-    /* C = op(A) @ op(B) per batch, row-major, through cuBLAS's column-major
+    /* C = op(A) @ op(B) (+ C when 'acc') per batch, row-major, through cuBLAS's column-major
     ** GEMM on the transposed problem: C^T = op(B)^T op(A)^T. float16 and
     ** bfloat16 operands and results (CUDA_R_16F / CUDA_R_16BF) with float
     ** accumulation (CUBLAS_COMPUTE_32F, float alpha and beta), as
     ** TensorFlow's; the host build sums in float too (matmul.cuh). */
+    /* Scratch a kernel may take at once (conv2d's im2col columns). */
+    size_t scratch_budget() const { return (size_t)256 << 20; }
     ltf_status gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t sa,
-                    const void *b, int64_t sb, void *c, int64_t sc, int64_t batch) {
+                    const void *b, int64_t sb, void *c, int64_t sc, int64_t batch, int acc = 0) {
         const int64_t lim = 2147483647;
         if (m > lim || n > lim || k > lim || batch > lim)
             return st = ltf_cu::fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: a dimension exceeds cuBLAS's int", op);
@@ -74,8 +76,8 @@ struct CudaExec {
         cudaDataType_t ty = dt == ltf_cu::DT_F16 ? CUDA_R_16F : dt == ltf_cu::DT_BF16 ? CUDA_R_16BF
                             : f64 ? CUDA_R_64F : CUDA_R_32F;
         cublasComputeType_t ct = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-        float a32 = 1, b32 = 0;
-        double a64 = 1, b64 = 0;
+        float a32 = 1, b32 = acc ? 1.0f : 0.0f;
+        double a64 = 1, b64 = acc ? 1.0 : 0.0;
         const void *alpha = f64 ? (const void *)&a64 : (const void *)&a32;
         const void *beta = f64 ? (const void *)&b64 : (const void *)&b32;
         int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);

@@ -8,10 +8,11 @@
 **   host.cpp    HostExec: a plain loop over every index on host memory
 **               (libltf_gpu_host.a: tests, the simulated GPU).
 ** An executor provides: E(ctx, name) with status(); run<F>(n, p);
-** alloc/release (scratch), copy (within the device), zero, flag() (an int
-** the bodies raise errors into) and check() (reports a raised flag now, or
-** leaves it to the next sync), gemm (float matmuls; UNIMPLEMENTED: use the
-** element-by-element body).
+** alloc/release (scratch), scratch_budget() (bytes of scratch a kernel
+** may take at once), copy (within the device), zero, flag() (an int the
+** bodies raise errors into) and check() (reports a raised flag now, or
+** leaves it to the next sync), gemm (float matmuls, optionally adding into
+** C; UNIMPLEMENTED: use the element-by-element body).
 **
 ** Host C++ only (never compiled for the device). The module cannot call the
 ** engine's internal functions (it is loaded with dlopen beside it), so
@@ -888,6 +889,47 @@ inline Win pool_plan(const int64_t *xd, const int64_t *yd, const ltf_attrs *a) {
     return p;
 }
 
+/* Below this many multiply-adds a convolution runs its direct body (one
+** launch); above, im2col columns and the executor's GEMM (cuBLAS). */
+static const int64_t CONV_DIRECT_MACS = (int64_t)1 << 20;
+
+/* conv2d (OP 0), its input (1) or filter (2) gradient as GEMMs over im2col
+** columns, whole images per chunk so the columns fit the executor's scratch
+** budget: y = cols @ f; df = sum over chunks of cols^T @ dy (accumulated);
+** dx = col2im(dy @ f^T), a gather. LTF_ERR_UNIMPLEMENTED, with nothing
+** written to the output, when the executor has no GEMM. */
+template <class E, class T>
+ltf_status conv_gemm(E &e, int op, int dt, const T *x, const T *f, const T *dy, T *o, const Win &p) {
+    int64_t kk = p.kh * p.kw * p.c, rows1 = p.oh * p.ow;   /* rows per image */
+    int64_t per_image = rows1 * kk * (int64_t)sizeof(T);
+    int64_t nb = per_image > 0 ? (int64_t)e.scratch_budget() / per_image : p.n;
+    if (nb < 1) nb = 1;
+    if (nb > p.n) nb = p.n;
+    size_t bytes = (size_t)(nb * rows1 * kk) * sizeof(T);
+    T *cols = (T *)e.alloc(bytes);
+    if (!cols) return e.status();
+    ltf_status st = LTF_OK;
+    for (int64_t n0 = 0; n0 < p.n && st == LTF_OK; n0 += nb) {
+        int64_t b = p.n - n0 < nb ? p.n - n0 : nb, rows = b * rows1;
+        ColsP<T> q = { x, cols, cols, p, n0 };
+        if (op != 1) st = e.template run<Im2colF<T> >(rows * kk, q);
+        if (st != LTF_OK) break;
+        if (op == 0)
+            st = e.gemm(dt, 0, 0, rows, p.o, kk, cols, 0, f, 0, o + n0 * rows1 * p.o, 0, 1);
+        else if (op == 2)
+            st = e.gemm(dt, 1, 0, kk, p.o, rows, cols, 0, dy + n0 * rows1 * p.o, 0, o, 0, 1, n0 > 0);
+        else {
+            st = e.gemm(dt, 0, 1, rows, kk, p.o, dy + n0 * rows1 * p.o, 0, f, 0, cols, 0, 1);
+            if (st == LTF_OK) {
+                q.o = o + n0 * p.h * p.w * p.c;
+                st = e.template run<Col2imF<T> >(b * p.h * p.w * p.c, q);
+            }
+        }
+    }
+    e.release(cols, bytes);
+    return st;
+}
+
 /* OP 0: conv2d(x, f), 1: conv2d_backprop_input(f, dy), 2: conv2d_backprop_filter(x, dy)
 ** (the three share def->code 0) */
 template <class E, int OP>
@@ -914,6 +956,10 @@ ltf_status k_conv(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, in
         q.dy = op == 0 ? NULL : ptr<T>(in[1]);                                                     \
         q.o = ptr<T>(o);                                                                           \
         q.p = p;                                                                                   \
+        if (p.n * p.oh * p.ow * p.o * p.kh * p.kw * p.c >= CONV_DIRECT_MACS) {                     \
+            ltf_status st = conv_gemm<E, T>(e, op, dt, q.x, q.f, q.dy, q.o, p);                    \
+            if (st != LTF_ERR_UNIMPLEMENTED) return st;                                            \
+        }                                                                                          \
         if (op == 0) return e.template run<ConvF<T> >(o->numel, q);                                \
         if (op == 1) return e.template run<ConvBackInputF<T> >(o->numel, q);                       \
         return e.template run<ConvBackFilterF<T> >(o->numel, q);                                   \
@@ -1406,31 +1452,6 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_EYE: return (const void *)&k_eye<E>;
     default: return NULL;
     }
-}
-
-/* Whether kernel_for<E>(op) takes float16/bfloat16 tensors as they are:
-** the elementwise ops, casts and fills, reductions, softmax and the
-** cross-entropies, matmul, the moves and the optimizer updates. The others
-** (scans, conv2d and the pools, gelu, segment sums, range/linspace) run on
-** float32 copies the engine makes with this module's cast kernel
-** (ltf_backend.takes_half, core/half.c). */
-template <class E> int takes_half(int op) {
-    const void *k = kernel_for<E>(op);
-    const void *const native[] = {
-        (const void *)&k_unary<E>, (const void *)&k_binary<E>, (const void *)&k_copy<E>,
-        (const void *)&k_fill_like<E>, (const void *)&k_cast<E>, (const void *)&k_select<E>,
-        (const void *)&k_reduce<E>, (const void *)&k_sum_to<E>, (const void *)&k_arg<E>,
-        (const void *)&k_softmax<E>, (const void *)&k_sparse_xent<E>, (const void *)&k_xent<E>,
-        (const void *)&k_matmul<E>, (const void *)&k_transpose<E>, (const void *)&k_slice<E>,
-        (const void *)&k_concat<E>, (const void *)&k_gather<E>, (const void *)&k_reverse<E>,
-        (const void *)&k_fill<E>, (const void *)&k_broadcast_to<E>, (const void *)&k_split<E>,
-        (const void *)&k_pad_tile<E>, (const void *)&k_one_hot<E>, (const void *)&k_optim<E>,
-        (const void *)&k_strided_slice<E>, (const void *)&k_strided_slice_grad<E>, (const void *)&k_eye<E>,
-    };
-    if (!k) return 0;
-    for (const void *n : native)
-        if (k == n) return 1;
-    return 0;
 }
 
 }  // namespace ltf_cu
