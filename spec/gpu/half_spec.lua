@@ -134,7 +134,8 @@ describe("traced functions on float16 GPU tensors", function()
       assert.equal(6, s:item())
     end
     local st = tf.config.experimental.get_device_kernel_stats()
-    assert.equal(2, st.graph_replay.device)
+    assert.is_table(st.graph_replay, "no replay of the captured plan")   -- captured at a first or second call
+    assert.is_true(st.graph_replay.device >= 1)
     tf.config.experimental.reset_device_kernel_stats()
     for _ = 1, 3 do
       local y, c = staged(g, g)
