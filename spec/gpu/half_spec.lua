@@ -100,6 +100,10 @@ describe("float16 and bfloat16 device kernels against the CPU", function()
       end
       local s = tf.config.experimental.get_device_kernel_stats()[c.op]
       assert.is_table(s, c.op .. " did not run on the GPU")
+      if ("," .. (os.getenv("LTF_GPU_SIM_NO_KERNEL") or "") .. ","):find("," .. c.op .. ",", 1, true) then
+        assert.is_true(s.host > 0)   -- the simulated GPU was told it has no kernel: soft placement
+        return
+      end
       assert.is_true(s.device >= #HALVES, ("%s: %d device kernel runs, %d emulated, %d on the host")
                      :format(c.op, s.device, s.emulated, s.host))
       assert.equal(0, s.host, c.op .. " fell back to the host")
@@ -122,7 +126,7 @@ end)
 describe("traced functions on float16 GPU tensors", function()
   gpu_it("replay as a captured graph when every kernel takes them, step by step when one runs on copies", function()
     local native = tf.fn(function(a, b) return tf.nn.relu(a * b + 1), tf.reduce_sum(a) end, {autograph = false})
-    local staged = tf.fn(function(a, b) return tf.nn.relu(a * b + 1), tf.cumsum(a) end, {autograph = false})
+    local staged = tf.fn(function(a, b) return tf.nn.relu(a * b + 1), tf.nn.gelu(a) end, {autograph = false})
     local x = tf.constant({{1, -2}, {3, 4}}, F16)
     local want_y = {{2, 5}, {10, 17}}
     local g = x:gpu()
@@ -137,15 +141,16 @@ describe("traced functions on float16 GPU tensors", function()
     assert.is_table(st.graph_replay, "no replay of the captured plan")   -- captured at a first or second call
     assert.is_true(st.graph_replay.device >= 1)
     tf.config.experimental.reset_device_kernel_stats()
+    local want_gelu = tf.nn.gelu(x):totable()
     for _ = 1, 3 do
       local y, c = staged(g, g)
       assert.same(want_y, y:totable())
-      assert.same({{1, -2}, {4, 2}}, c:totable())
+      assert.same(want_gelu, c:totable())
     end
     st = tf.config.experimental.get_device_kernel_stats()
-    -- cumsum's float32 temporaries are not the graph's: no capture
+    -- gelu's float32 temporaries are not the graph's: no capture
     assert.is_nil(st.graph_replay)
-    assert.equal(3, st.cumsum.device)
+    assert.equal(3, st.gelu.device)
   end)
 end)
 
