@@ -155,6 +155,20 @@ describe("ops on float16 and bfloat16 (the CPU computes in float32)", function()
     assert.same({1, 2, 3}, x[1]:totable())
     assert.same({{5, 6}}, tf.slice(x, {2, 2}, {1, 2}):totable())
   end)
+  it("pass through control flow and tensor arrays", function()
+    local c = tf.cond(tf.constant(false), function() return tf.constant(1.5, F16) end,
+                      function() return tf.constant(2.5, F16) end)
+    assert.equal(F16, c.dtype)
+    assert.equal(2.5, c:item())
+    local r = tf.while_loop(function(i) return i < 3 end, function(i, s) return i + 1, s * tf.constant(2048, F16) end,
+                            {tf.constant(0), tf.constant(1, F16)})
+    assert.equal(math.huge, r[2]:item())   -- 2048^2 overflows float16 at the second step
+    local ta = tf.TensorArray{dtype = BF16, size = 2}
+    ta = ta:write(2, tf.constant({1 / 3}, BF16))
+    assert.same({0.333984375}, ta:read(2):totable())
+    local oh = tf.one_hot({1, 3}, 3, {on_value = tf.constant(0.5, F16), off_value = tf.constant(-1, F16)})
+    assert.same({{0.5, -1, -1}, {-1, -1, 0.5}}, oh:totable())
+  end)
   it("run inside tf.fn (traced graphs)", function()
     local f = tf.fn(function(a, b) return tf.nn.relu(a * b + 1), tf.reduce_max(a) end, {autograph = false})
     local x = tf.constant({{1, -2}, {3, 4}}, F16)
