@@ -88,7 +88,10 @@ static inline float ltf_half_bf16_float(uint16_t h) {
 ** dtypes (argmax's indices, comparisons' bools) are written by the kernel
 ** as they are. On failure nothing changes: variables keep their values.
 ** LTF_OP_KERNEL_ALLOCATES ops get their outputs set here as the kernel set
-** them (rounded when their type is half). */
+** them (rounded when their type is half). Ops with a dtype attribute (cast's
+** target, fill/range/linspace/eye/random's i[0]) need nothing more: their
+** kernels take the dtype from the output tensor they are given, a float32
+** one here. */
 LTF_INTERNAL ltf_status ltf_half_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_kernel_fn kernel,
                                      ltf_device_type type, int ordinal, ltf_tensor *const *in, int nin,
                                      const ltf_attrs *a, const ltf_type *types, ltf_tensor **out, int n);
