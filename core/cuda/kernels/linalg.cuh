@@ -620,7 +620,7 @@ template <class T> struct LaSvdF {
 /* }==== */
 
 /* {==== Host sides: ops.cuh includes this file after its helpers (fail,
-** bad_dtype, ptr, LTF_CU_KERNEL); the attributes and early returns are
+** shape_str, ptr, LTF_CU_KERNEL); the attributes and early returns are
 ** cpu/linalg.c's */
 #ifdef LTF_CU_KERNEL
 /* Matrices of x (rank >= 2): their count and the last two dims. */
@@ -640,6 +640,60 @@ inline ltf_status la_too_large(ltf_ctx *ctx, const ltf_op_def *def, int64_t m, i
                 (long long)m, (long long)n);
 }
 inline bool la_float(int dt) { return dt == DT_F32 || dt == DT_F64; }
+/* every output empty: the engine runs no kernel then (op.c, device.c), so
+** neither does a direct call, whatever the sizes (before la_fits) */
+inline bool la_empty(ltf_tensor *const *out, int nout) {
+    for (int k = 0; k < nout; k++)
+        if (out[k]->numel > 0) return false;
+    return true;
+}
+
+/* ops/linalg.c's checks, in its order, kinds and messages: the engine
+** infers before it runs a kernel, but a direct call (the tests' run_both)
+** must refuse what the CPU's inference refuses before reading anything */
+inline ltf_status la_check(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, const ltf_tensor *t, bool square) {
+    char s[160];
+    if (!la_float(t->dtype))
+        return fail(ctx, LTF_ERR_TYPE, "%s: '%s' has dtype %s, expected float32 or float64", def->name, arg,
+                    dname(t->dtype));
+    if (t->rank < 2)
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must have rank >= 2, got shape %s", def->name, arg,
+                    shape_str(t, s, sizeof s));
+    if (square && t->dims[t->rank - 2] != t->dims[t->rank - 1])
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must be a square matrix (or a batch of them), got shape %s",
+                    def->name, arg, shape_str(t, s, sizeof s));
+    return LTF_OK;
+}
+
+/* solve's and triangular_solve's operands: a (.., n, n), b (.., n, k) of
+** one dtype; the same batch dims, or broadcastable ones ('bcast') */
+inline ltf_status la_check_solve(ltf_ctx *ctx, const ltf_op_def *def, const ltf_tensor *A, const ltf_tensor *B,
+                                 bool bcast) {
+    ltf_status st = la_check(ctx, def, "matrix", A, true);
+    if (st == LTF_OK) st = la_check(ctx, def, "rhs", B, false);
+    if (st != LTF_OK) return st;
+    if (A->dtype != B->dtype)
+        return fail(ctx, LTF_ERR_TYPE, "%s: 'matrix' and 'rhs' must have the same dtype, got %s and %s", def->name,
+                    dname(A->dtype), dname(B->dtype));
+    bool bad = A->dims[A->rank - 1] != B->dims[B->rank - 2];
+    if (bcast) {
+        for (int i = 1; !bad && i <= A->rank - 2 && i <= B->rank - 2; i++) {
+            int64_t x = A->dims[A->rank - 2 - i], y = B->dims[B->rank - 2 - i];
+            bad = x != y && x != 1 && y != 1;
+        }
+    } else {
+        bad = bad || A->rank != B->rank;
+        for (int i = 0; !bad && i < A->rank - 2; i++) bad = A->dims[i] != B->dims[i];
+    }
+    if (!bad) return LTF_OK;
+    char sa[160], sb[160];
+    return fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                bcast ? "%s: 'matrix' (.., n, n) and 'rhs' (.., n, k) must have broadcastable batch dimensions "
+                        "and the same n, got %s and %s"
+                      : "%s: 'matrix' (.., n, n) and 'rhs' (.., n, k) must have the same batch dimensions and n, "
+                        "got %s and %s",
+                def->name, shape_str(A, sa, sizeof sa), shape_str(B, sb, sizeof sb));
+}
 
 /* Device scratch of 'words' doubles per matrix, released at scope end
 ** (after the launch: the stream orders its reuse). 'w' NULL: the executor's
@@ -671,7 +725,8 @@ template <class E, class T> ltf_status la_cholesky(E &e, ltf_tensor *const *in, 
 LTF_CU_KERNEL(k_cholesky) {
     LTF_CU_UNUSED;
     int dt = in[0]->dtype;
-    if (!la_float(dt)) return bad_dtype(ctx, def, dt);
+    ltf_status st = la_check(ctx, def, "input", in[0], true);
+    if (st != LTF_OK || la_empty(out, nout)) return st;
     int64_t m, n, batch = la_batch(in[0], &m, &n);
     if (!la_fits(n, n)) return la_too_large(ctx, def, n, n);
     if (n == 0 || batch == 0) return LTF_OK;
@@ -696,12 +751,13 @@ template <class E, class T> ltf_status la_lu_run(E &e, ltf_tensor *const *in, lt
 }
 
 template <class E> ltf_status la_lu_op(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in,
-                                       ltf_tensor **out, int mode, int adjoint) {
+                                       ltf_tensor **out, int nout, int mode, int adjoint) {
     int dt = in[0]->dtype;
-    if (!la_float(dt)) return bad_dtype(ctx, def, dt);
+    ltf_status st = mode == LA_SOLVE ? la_check_solve(ctx, def, in[0], in[1], false)
+                                     : la_check(ctx, def, "input", in[0], true);
+    if (st != LTF_OK || la_empty(out, nout)) return st;
     int64_t m, n, k = 0, batch = la_batch(in[0], &m, &n);
     if (mode == LA_SOLVE) {
-        if (in[1]->dtype != dt) return bad_dtype(ctx, def, in[1]->dtype);
         la_batch(in[1], &m, &k);
         if (!la_fits(n, n) || !la_fits(n, k)) return la_too_large(ctx, def, n, k);
         if (n == 0 || k == 0) return LTF_OK;
@@ -719,17 +775,17 @@ template <class E> ltf_status la_lu_op(ltf_ctx *ctx, const ltf_op_def *def, ltf_
 /* inv(a [, adjoint]): "Input is not invertible." for a zero pivot */
 LTF_CU_KERNEL(k_inv) {
     LTF_CU_UNUSED;
-    return la_lu_op<E>(ctx, def, in, out, LA_INV, (int)a->i[0]);
+    return la_lu_op<E>(ctx, def, in, out, nout, LA_INV, (int)a->i[0]);
 }
 /* det (code 0), slogdet (code 1): a singular matrix gives 0 / (0, -inf) */
 LTF_CU_KERNEL(k_det) {
     LTF_CU_UNUSED;
-    return la_lu_op<E>(ctx, def, in, out, def->code == 1 ? LA_SLOGDET : LA_DET, 0);
+    return la_lu_op<E>(ctx, def, in, out, nout, def->code == 1 ? LA_SLOGDET : LA_DET, 0);
 }
 /* solve(a, b [, adjoint]): "Input matrix is not invertible." for a zero pivot */
 LTF_CU_KERNEL(k_solve) {
     LTF_CU_UNUSED;
-    return la_lu_op<E>(ctx, def, in, out, LA_SOLVE, (int)a->i[0]);
+    return la_lu_op<E>(ctx, def, in, out, nout, LA_SOLVE, (int)a->i[0]);
 }
 
 /* triangular_solve(a, b; lower, adjoint): the batch dims broadcast (as
@@ -739,8 +795,8 @@ LTF_CU_KERNEL(k_triangular_solve) {
     const ltf_tensor *A = in[0], *B = in[1];
     ltf_tensor *o = out[0];
     int dt = A->dtype;
-    if (!la_float(dt)) return bad_dtype(ctx, def, dt);
-    if (B->dtype != dt) return bad_dtype(ctx, def, B->dtype);
+    ltf_status st = la_check_solve(ctx, def, A, B, true);
+    if (st != LTF_OK || la_empty(out, nout)) return st;
     int64_t m, n, k, batch = la_batch(o, &n, &k);
     la_batch(A, &m, &n);
     if (!la_fits(n, n) || !la_fits(n, k)) return la_too_large(ctx, def, n, k);
@@ -784,7 +840,8 @@ template <class E, class T> ltf_status la_qr(E &e, ltf_tensor *const *in, ltf_te
 LTF_CU_KERNEL(k_qr) {
     LTF_CU_UNUSED;
     int dt = in[0]->dtype;
-    if (!la_float(dt)) return bad_dtype(ctx, def, dt);
+    ltf_status st = la_check(ctx, def, "input", in[0], false);
+    if (st != LTF_OK || la_empty(out, nout)) return st;
     int64_t m, n, batch = la_batch(in[0], &m, &n);
     if (!la_fits(m, n) || (a->i[0] && !la_fits(m, m))) return la_too_large(ctx, def, m, n);
     int64_t k = m < n ? m : n, qc = a->i[0] ? m : k;
@@ -807,7 +864,8 @@ template <class E, class T> ltf_status la_eigh(E &e, ltf_tensor *const *in, ltf_
 LTF_CU_KERNEL(k_eigh) {
     LTF_CU_UNUSED;
     int dt = in[0]->dtype;
-    if (!la_float(dt)) return bad_dtype(ctx, def, dt);
+    ltf_status st = la_check(ctx, def, "tensor", in[0], true);
+    if (st != LTF_OK || la_empty(out, nout)) return st;
     int64_t m, n, batch = la_batch(in[0], &m, &n);
     if (!la_fits(n, n)) return la_too_large(ctx, def, n, n);
     if (n == 0 || batch == 0) return LTF_OK;
@@ -830,7 +888,8 @@ template <class E, class T> ltf_status la_svd(E &e, ltf_tensor *const *in, ltf_t
 LTF_CU_KERNEL(k_svd) {
     LTF_CU_UNUSED;
     int dt = in[0]->dtype;
-    if (!la_float(dt)) return bad_dtype(ctx, def, dt);
+    ltf_status st = la_check(ctx, def, "tensor", in[0], false);
+    if (st != LTF_OK || la_empty(out, nout)) return st;
     int64_t m, n, batch = la_batch(in[0], &m, &n);
     int full = a->i[0] != 0, uv = a->i[1] != 0;
     if (!la_fits(m, n) || (full && (!la_fits(m, m) || !la_fits(n, n)))) return la_too_large(ctx, def, m, n);
