@@ -196,6 +196,33 @@ describe("linalg device kernels against the CPU", function()
   end)
 end)
 
+describe("linalg in traced functions on the GPU", function()
+  gpu_it("are captured at the first call and replayed with new inputs, with the CPU's values", function()
+    local f = tf.fn(function(a, b)
+      local l = tf.linalg.cholesky(a)
+      local _, logabs = tf.linalg.slogdet(a)
+      local e = tf.linalg.eigh(a)   -- the values only: the vectors' signs are the device's own
+      return tf.linalg.triangular_solve(l, b), logabs, e
+    end)
+    for _, dt in ipairs(FLOATS) do
+      local inputs = {{spd({2, 3, 3}, dt), values({2, 3, 2}, dt, nil, 1)},
+                      {spd({2, 3, 3}, dt) * 2, values({2, 3, 2}, dt, nil, 2)}}
+      for call, ins in ipairs(inputs) do
+        tf.config.experimental.reset_device_kernel_stats()
+        local cpu, dev = run_both(f, ins)
+        for k = 1, cpu.n do close(("traced %s call %d output %d"):format(dt.name, call, k), cpu[k], dev[k], tol(dt)) end
+        local s = tf.config.experimental.get_device_kernel_stats()
+        if call == 1 then
+          assert.equal(1, s.graph_capture.device)
+          ran_on_device("cholesky", 1)
+        else
+          assert.same({device = 1, emulated = 0, host = 0}, s.graph_replay)
+        end
+      end
+    end
+  end)
+end)
+
 describe("linalg device errors", function()
   -- a failure known only on the device is raised through the device's error
   -- flag, at the next read at the latest, with the CPU kernel's message
