@@ -15,8 +15,8 @@
 **   cholesky       the lower factor, row by row; a pivot <= 0 raises the
 **                  CPU's error (a NaN pivot propagates, as OpenBLAS's potrf)
 **   inv, det,      LU with partial pivoting (LAPACK's getf2) of a^T, as
-**   slogdet, solve cpu/linalg.c factors the row-major buffer: the same pivots
-**                  and the same test for singularity (an exactly zero pivot)
+**   slogdet, solve cpu/linalg.c factors the row-major buffer: LAPACK's
+**                  pivoting rule and test for singularity (a pivot exactly 0)
 **   triangular_    substitution reading one triangle; a zero on the diagonal
 **   solve          gives infinities, as the CPU's trsm
 **   qr             Householder (LAPACK's dlarfg/dgeqr2/dorg2r): beta =
@@ -33,12 +33,13 @@
 **                  vectors (the one with the largest residual, in order)
 **
 ** LAPACK does not specify eigenvector or singular vector signs, so the
-** device's vectors equal the CPU's up to each column's sign. NaN in the
-** input: NaN results (svd, eigh: every output, as the CPU's; an infinity
-** too, where the CPU's values are NaN and its vectors arbitrary).
-** Bodies only here (compiled by nvcc for the device and by the host
-** compiler); the host sides (LTF_CU_KERNEL) are in the section at the end,
-** included by ops.cuh after its helpers.
+** device's vectors equal the CPU's up to each column's sign. A NaN or an
+** infinity in svd's or eigh's input gives NaN in every output (the CPU:
+** NaN values; its vectors NaN for NaN, arbitrary for infinity); elsewhere
+** NaN propagates through the arithmetic.
+** The bodies compile with nvcc (device) and the host compiler; the host
+** sides (LTF_CU_KERNEL) in the last section need ops.cuh's helpers, so
+** ops.cuh includes this file after them.
 */
 #ifndef LTF_CU_LINALG_CUH
 #define LTF_CU_LINALG_CUH
@@ -53,8 +54,8 @@ struct LaMat {
     int64_t s;
     LTF_HD double &operator[](int64_t k) const { return w[k * s]; }
 };
-/* the region of 'off' words per matrix starting at word 'off' of each
-** matrix's block, for matrix b of 'batch' */
+/* Matrix b's words from word 'off' of its scratch block (every matrix of
+** the batch has a block of the same size; the blocks are interleaved) */
 LTF_HD LaMat la_mat(double *base, int64_t off, int64_t batch, int64_t b) {
     LaMat m = { base + off * batch + b, batch };
     return m;
@@ -91,10 +92,11 @@ LTF_HD double la_jacobi_t(double a, double b, double g) {
     return z < 0 ? -t : t;
 }
 
-/* Orthonormal columns 'miss' (flags in 'have', 0 = missing) of the r x c
-** matrix q (row-major), completed in order: each missing column becomes the
-** unit vector with the largest residual against every present column (the
-** first such), orthogonalized twice and normalized. Deterministic. */
+/* Fill the missing columns (have[j] == 0) of the r x c matrix q (row-major)
+** whose present columns are orthonormal, in order: each becomes the unit
+** vector with the largest residual against every present column (the first
+** such), orthogonalized against them twice and normalized, and is present
+** from then on. Deterministic. */
 LTF_HD void la_complete(const LaMat &q, int64_t r, int64_t c, const LaMat &have) {
     for (int64_t j = 0; j < c; j++) {
         if (have[j] != 0) continue;

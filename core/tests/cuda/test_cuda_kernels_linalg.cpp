@@ -298,12 +298,13 @@ static bool reconstructs(const char *what, const Vec &A, const Vec &L, const Vec
     return false;
 }
 
-/* Run op on both; outputs compared norm-wise with 'tol' (ncmp outputs;
-** the rest left to the caller through 'cpu' / 'dev') */
-static bool both(const char *what, ltf_op_id op, const std::vector<ltf_tensor *> &in, const ltf_attrs *a, Run &cpu,
+/* Run op on both (takes ownership of 'in': released here); false, counted
+** as a failure, unless both succeed with as many outputs */
+static bool both(const char *what, ltf_op_id op, std::vector<ltf_tensor *> in, const ltf_attrs *a, Run &cpu,
                  Run &dev) {
     cpu = on_cpu(op, in, a);
     dev = on_dev(op, in, a);
+    for (ltf_tensor *t : in) ltf_tensor_release(t);
     check_count++;
     if (cpu.st != LTF_OK || dev.st != LTF_OK || cpu.out.size() != dev.out.size()) {
         check_failures++;
@@ -326,7 +327,6 @@ static void same(const char *what, ltf_op_id op, std::vector<ltf_tensor *> in, c
         }
     drop(cpu);
     drop(dev);
-    for (ltf_tensor *t : in) ltf_tensor_release(t);
 }
 
 /* both refuse, with the same kind and message */
@@ -437,7 +437,7 @@ static void test_lu() {
         Vec x = { 0, 2, 3, 4, 1, 2, 2, 4, 1, 0, 5, 0, 3, 3, 3, 3 };
         ltf_tensor *t = make(dt, { 4, 2, 2 }, x);
         Run cpu, dev;
-        if (both("det hand-worked", LTF_OP_MATRIX_DETERMINANT, { t }, &a, cpu, dev)) {
+        if (both("det hand-worked", LTF_OP_MATRIX_DETERMINANT, { ltf_tensor_retain(t) }, &a, cpu, dev)) {
             near("det hand-worked", { -6, 0, 0, 0 }, get(dev.out[0]), 1e-15);
             near("det hand-worked vs cpu", get(cpu.out[0]), get(dev.out[0]), tol_of(dt));
         }
@@ -450,7 +450,6 @@ static void test_lu() {
         }
         drop(cpu);
         drop(dev);
-        ltf_tensor_release(t);
         same("det 1x1 negative", LTF_OP_MATRIX_DETERMINANT, { make(dt, { 1, 1 }, { -2 }) }, &a, 0);
         same("slogdet 1x1 negative", LTF_OP_LOG_MATRIX_DETERMINANT, { make(dt, { 1, 1 }, { -2 }) }, &a, tol_of(dt));
         /* singular: a zero pivot in the second matrix of the batch, in any
@@ -574,7 +573,6 @@ static void test_qr() {
             }
             drop(cpu);
             drop(dev);
-            ltf_tensor_release(t);
             /* a zero column */
             same("qr zero column", LTF_OP_QR, { make(dt, { 3, 3 }, { 1, 0, 2, 3, 0, 1, -1, 0, 4 }) }, &a, tol_of(dt));
         }
