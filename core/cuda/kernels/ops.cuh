@@ -9,10 +9,11 @@
 **               (libltf_gpu_host.a: tests, the simulated GPU).
 ** An executor provides: E(ctx, name) with status(); run<F>(n, p);
 ** alloc/release (scratch), scratch_budget() (bytes of scratch a kernel
-** may take at once), copy (within the device), zero, flag() (an int the
-** bodies raise errors into) and check() (reports a raised flag now, or
-** leaves it to the next sync), gemm (float matmuls, optionally adding into
-** C; UNIMPLEMENTED: use the element-by-element body).
+** may take at once), copy (within the device), zero, read (device bytes to
+** the host, waiting for them), flag() (an int the bodies raise errors into)
+** and check() (reports a raised flag now, or leaves it to the next sync),
+** gemm (float matmuls, optionally adding into C; UNIMPLEMENTED: use the
+** element-by-element body).
 **
 ** Host C++ only (never compiled for the device). The module cannot call the
 ** engine's internal functions (it is loaded with dlopen beside it), so
@@ -1363,9 +1364,16 @@ LTF_CU_KERNEL(k_optim) {
 }
 /* }==== */
 
+}  // namespace ltf_cu
+
+#include "index.cuh"
+
+namespace ltf_cu {
+
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
+    if (const void *k = index_kernel_for<E>(op)) return k;
     if (op >= LTF_OP_ADD && op <= LTF_OP_ZETA) return (const void *)&k_binary<E>;
     switch (op) {
     case LTF_OP_NEG: case LTF_OP_ABS: case LTF_OP_SIGN: case LTF_OP_EXP: case LTF_OP_LOG: case LTF_OP_LOG1P:
