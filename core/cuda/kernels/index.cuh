@@ -7,8 +7,8 @@
 **
 ** Included by ops.cuh after its helpers (fail, dsize, LTF_CU_KERNEL, the
 ** dispatch macros), before kernel_for. Every body is a gather: each output
-** index computes its value in a fixed order, so nothing needs atomics
-** except check_numerics' flag (an OR of bits: order-free).
+** index computes its value in a fixed order, so no value needs atomics (only
+** the flags do: the error flag, check_numerics' OR of bits; order-free).
 **
 ** Scatters (scatter_nd, tensor_scatter_nd_*) with duplicate positions must
 ** apply their updates in order, as cpu/indexing.c does on one thread. They
