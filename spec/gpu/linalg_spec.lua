@@ -197,7 +197,7 @@ describe("linalg device kernels against the CPU", function()
 end)
 
 describe("linalg in traced functions on the GPU", function()
-  gpu_it("are captured at the first call and replayed with new inputs, with the CPU's values", function()
+  gpu_it("run step by step, then are captured and replayed with new inputs, with the CPU's values", function()
     local f = tf.fn(function(a, b)
       local l = tf.linalg.cholesky(a)
       local _, logabs = tf.linalg.slogdet(a)
@@ -206,17 +206,22 @@ describe("linalg in traced functions on the GPU", function()
     end)
     for _, dt in ipairs(FLOATS) do
       local inputs = {{spd({2, 3, 3}, dt), values({2, 3, 2}, dt, nil, 1)},
-                      {spd({2, 3, 3}, dt) * 2, values({2, 3, 2}, dt, nil, 2)}}
+                      {spd({2, 3, 3}, dt) * 2, values({2, 3, 2}, dt, nil, 2)},
+                      {spd({2, 3, 3}, dt) * 3, values({2, 3, 2}, dt, nil, 3)}}
       for call, ins in ipairs(inputs) do
         tf.config.experimental.reset_device_kernel_stats()
         local cpu, dev = run_both(f, ins)
         for k = 1, cpu.n do close(("traced %s call %d output %d"):format(dt.name, call, k), cpu[k], dev[k], tol(dt)) end
         local s = tf.config.experimental.get_device_kernel_stats()
-        if call == 1 then
-          assert.equal(1, s.graph_capture.device)
+        if call == 1 then       -- step by step
+          assert.is_nil(s.graph_capture)
           ran_on_device("cholesky", 1)
-        else
+        elseif call == 2 then   -- captured
+          assert.equal(1, s.graph_capture.device)
+          ran_on_device("eigh", 1)
+        else                    -- replayed
           assert.same({device = 1, emulated = 0, host = 0}, s.graph_replay)
+          assert.is_nil(s.cholesky)
         end
       end
     end
