@@ -164,7 +164,7 @@ describe("linalg device kernels against the CPU", function()
       for _, shape in ipairs({{2, 5, 3}, {3, 4}}) do
         local a = values(shape, dt, nil, 4)
         local p = math.min(shape[#shape - 1], shape[#shape])
-        local cpu, dev = run_both(function(x) return tf.linalg.svd(x) end, {a})
+        local cpu, dev = run_both(function(x) return tf.linalg.svd(x, {compute_uv = false}) end, {a})
         close("svd values " .. dt.name, cpu[1], dev[1], tol(dt))
         local cpu_uv, dev_uv = run_both(function(x) return tf.linalg.svd(x, {compute_uv = true}) end, {a})
         close("svd values with vectors " .. dt.name, cpu_uv[1], dev_uv[1], tol(dt))
