@@ -102,7 +102,7 @@ ltf_status ltf_half_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_k
                             def->name, ltf_device_str(type, ordinal, name));
         }
     }
-    int alloc = (def->flags & LTF_OP_KERNEL_ALLOCATES) != 0;
+    int alloc = n > 0 && !out[0];   /* the kernel allocates its outputs (LTF_OP_KERNEL_ALLOCATES, not given them) */
     ltf_tensor *stack_in[STACK_N], *stack_out[STACK_N], *stack_old[STACK_N];
     ltf_tensor **sin = nin <= STACK_N ? stack_in : calloc((size_t)nin, sizeof *sin);
     ltf_tensor **old = nin <= STACK_N ? stack_old : calloc((size_t)nin, sizeof *old);   /* swapped variables' values */

@@ -87,8 +87,9 @@ static inline float ltf_half_bf16_float(uint16_t h) {
 ** (outputs into 'out', variables given new values). Outputs of other
 ** dtypes (argmax's indices, comparisons' bools) are written by the kernel
 ** as they are. On failure nothing changes: variables keep their values.
-** LTF_OP_KERNEL_ALLOCATES ops get their outputs set here as the kernel set
-** them (rounded when their type is half). Ops with a dtype attribute (cast's
+** Outputs passed as NULL (LTF_OP_KERNEL_ALLOCATES ops' kernels allocate
+** them) are set here as the kernel set them (rounded when their type is
+** half). Ops with a dtype attribute (cast's
 ** target, fill/range/linspace/eye/random's i[0]) need nothing more: their
 ** kernels take the dtype from the output tensor they are given, a float32
 ** one here. */

@@ -32,6 +32,7 @@ struct HostExec {
     void release(void *p, size_t) { free(p); }
     ltf_status copy(void *dst, const void *src, size_t n) { memmove(dst, src, n); return LTF_OK; }
     ltf_status zero(void *dst, size_t n) { memset(dst, 0, n); return LTF_OK; }
+    ltf_status read(void *host, const void *src, size_t n) { memcpy(host, src, n); return LTF_OK; }
     int *flag() { return &raised; }
     ltf_status check() {
         int r = raised;

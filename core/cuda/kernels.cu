@@ -58,6 +58,12 @@ struct CudaExec {
         cudaError_t e = cudaMemsetAsync(dst, 0, n, d->stream);
         return e == cudaSuccess ? LTF_OK : cuda_fail(e);
     }
+    /* device bytes to host memory, after everything queued before them */
+    ltf_status read(void *host, const void *src, size_t n) {
+        cudaError_t e = cudaMemcpyAsync(host, src, n, cudaMemcpyDeviceToHost, d->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
+        return e == cudaSuccess ? LTF_OK : cuda_fail(e);
+    }
     int *flag() { return d->flag; }
     ltf_status check() { return LTF_OK; }   /* the flag is read at the next sync (runtime.cpp) */
     /* C = op(A) @ op(B) (+ C when 'acc') per batch, row-major, through cuBLAS's column-major

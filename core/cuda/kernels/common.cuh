@@ -98,9 +98,6 @@ LTF_HD int64_t strided_offset(const Strided &s, int64_t i) {
 ** the same text and round alike: to nearest even, overflow to infinity,
 ** NaN kept). Bodies compute them in float: Acc<T> is the type T computes
 ** in, ldv() widens an element to it, stv<T>() rounds a result back. */
-struct f16_t { uint16_t bits; };
-struct bf16_t { uint16_t bits; };
-
 LTF_HD uint64_t double_bits(double x) {
 #if defined(__CUDA_ARCH__)
     return (uint64_t)__double_as_longlong(x);
@@ -156,6 +153,25 @@ LTF_HD float f16_float(uint16_t h) {
 }
 LTF_HD float bf16_float(uint16_t h) { return bits_float((uint32_t)h << 16); }
 
+/* The storage types. Zero when default-built (so E() is 0 as for numbers);
+** an explicit conversion from a number rounds ((T)1, (T)acc in generic
+** bodies), an explicit one to float or double widens; no arithmetic or comparison of
+** their own: bodies compute on ldv() values. */
+struct f16_t {
+    uint16_t bits;
+    LTF_HD f16_t() : bits(0) {}
+    LTF_HD explicit f16_t(double v) : bits(half_narrow(v, 5, 10)) {}
+    LTF_HD explicit operator float() const { return f16_float(bits); }
+    LTF_HD explicit operator double() const { return f16_float(bits); }
+};
+struct bf16_t {
+    uint16_t bits;
+    LTF_HD bf16_t() : bits(0) {}
+    LTF_HD explicit bf16_t(double v) : bits(half_narrow(v, 8, 7)) {}
+    LTF_HD explicit operator float() const { return bf16_float(bits); }
+    LTF_HD explicit operator double() const { return bf16_float(bits); }
+};
+
 template <class T> struct Acc { typedef T t; };
 template <> struct Acc<f16_t> { typedef float t; };
 template <> struct Acc<bf16_t> { typedef float t; };
@@ -176,6 +192,8 @@ template <> LTF_HD bf16_t stv_d<bf16_t>(double v) { bf16_t h; h.bits = half_narr
 ** '*flag' (any writer wins; all write the same kind for one launch); the
 ** launcher or the next sync reports it. */
 enum { ERR_NONE = 0, ERR_DIV_ZERO = 1, ERR_NEG_POW = 2, ERR_INDEX = 3 };
+/* the factorizations' (linalg.cuh), numbered apart */
+enum { ERR_CHOLESKY = 40, ERR_INV_SINGULAR = 41, ERR_SOLVE_SINGULAR = 42, ERR_EIGH = 43, ERR_SVD = 44 };
 
 LTF_HD void raise_flag(int *flag, int code) {
 #if defined(__CUDA_ARCH__)

@@ -9,10 +9,11 @@
 **               (libltf_gpu_host.a: tests, the simulated GPU).
 ** An executor provides: E(ctx, name) with status(); run<F>(n, p);
 ** alloc/release (scratch), scratch_budget() (bytes of scratch a kernel
-** may take at once), copy (within the device), zero, flag() (an int the
-** bodies raise errors into) and check() (reports a raised flag now, or
-** leaves it to the next sync), gemm (float matmuls, optionally adding into
-** C; UNIMPLEMENTED: use the element-by-element body).
+** may take at once), copy (within the device), zero, read (device bytes to
+** the host, waiting for them), flag() (an int the bodies raise errors into)
+** and check() (reports a raised flag now, or leaves it to the next sync),
+** gemm (float matmuls, optionally adding into C; UNIMPLEMENTED: use the
+** element-by-element body).
 **
 ** Host C++ only (never compiled for the device). The module cannot call the
 ** engine's internal functions (it is loaded with dlopen beside it), so
@@ -121,6 +122,17 @@ inline ltf_status flag_error(ltf_ctx *ctx, const char *op, int code) {
         return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: integers to negative integer powers are not allowed", op);
     case ERR_INDEX:
         return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: an index is out of range (indices are 1-based)", op);
+    /* linalg.cuh: cpu/linalg.c's messages */
+    case ERR_CHOLESKY:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                    "%s: Cholesky decomposition was not successful. The input might not be valid.", op);
+    case ERR_INV_SINGULAR: return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: Input is not invertible.", op);
+    case ERR_SOLVE_SINGULAR: return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: Input matrix is not invertible.", op);
+    case ERR_EIGH:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                    "%s: Eigen decomposition was not successful. The input might not be valid.", op);
+    case ERR_SVD:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: SVD did not converge. The input might not be valid.", op);
     default: return LTF_OK;
     }
 }
@@ -1394,9 +1406,17 @@ LTF_CU_KERNEL(k_optim) {
 }
 /* }==== */
 
+}  // namespace ltf_cu
+
+#include "index.cuh"
+#include "linalg.cuh"   /* bodies and host sides: the latter use the helpers above */
+
+namespace ltf_cu {
+
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
+    if (const void *k = index_kernel_for<E>(op)) return k;
     if (op >= LTF_OP_ADD && op <= LTF_OP_ZETA) return (const void *)&k_binary<E>;
     switch (op) {
     case LTF_OP_NEG: case LTF_OP_ABS: case LTF_OP_SIGN: case LTF_OP_EXP: case LTF_OP_LOG: case LTF_OP_LOG1P:
@@ -1450,6 +1470,14 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_RANGE: return (const void *)&k_range<E>;
     case LTF_OP_LINSPACE: return (const void *)&k_linspace<E>;
     case LTF_OP_EYE: return (const void *)&k_eye<E>;
+    case LTF_OP_CHOLESKY: return (const void *)&k_cholesky<E>;
+    case LTF_OP_MATRIX_INVERSE: return (const void *)&k_inv<E>;
+    case LTF_OP_MATRIX_DETERMINANT: case LTF_OP_LOG_MATRIX_DETERMINANT: return (const void *)&k_det<E>;
+    case LTF_OP_MATRIX_SOLVE: return (const void *)&k_solve<E>;
+    case LTF_OP_MATRIX_TRIANGULAR_SOLVE: return (const void *)&k_triangular_solve<E>;
+    case LTF_OP_QR: return (const void *)&k_qr<E>;
+    case LTF_OP_SVD: return (const void *)&k_svd<E>;
+    case LTF_OP_SELF_ADJOINT_EIG: return (const void *)&k_eigh<E>;
     default: return NULL;
     }
 }
