@@ -7,6 +7,8 @@
 **               cuBLAS for float matmuls (libltf_cuda.so);
 **   host.cpp    HostExec: a plain loop over every index on host memory
 **               (libltf_gpu_host.a: tests, the simulated GPU).
+** sort.cuh and random.cuh hold their families' bodies and host sides
+** (included below, after the helpers they use).
 ** An executor provides: E(ctx, name) with status(); run<F>(n, p);
 ** alloc/release (scratch), copy (within the device), zero, flag() (an int
 ** the bodies raise errors into) and check() (reports a raised flag now, or
@@ -1317,6 +1319,14 @@ LTF_CU_KERNEL(k_optim) {
 }
 /* }==== */
 
+}  // namespace ltf_cu
+
+/* Families whose host sides live in their own header (they use the helpers above). */
+#include "sort.cuh"
+#include "random.cuh"
+
+namespace ltf_cu {
+
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
@@ -1373,6 +1383,16 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_RANGE: return (const void *)&k_range<E>;
     case LTF_OP_LINSPACE: return (const void *)&k_linspace<E>;
     case LTF_OP_EYE: return (const void *)&k_eye<E>;
+    case LTF_OP_RANDOM_NORMAL: case LTF_OP_TRUNCATED_NORMAL: return (const void *)&k_random_normal<E>;
+    case LTF_OP_RANDOM_UNIFORM: return (const void *)&k_random_uniform<E>;
+    case LTF_OP_RANDOM_GAMMA: return (const void *)&k_random_gamma<E>;
+    case LTF_OP_CATEGORICAL: return (const void *)&k_categorical<E>;
+    case LTF_OP_RANDOM_SHUFFLE: return (const void *)&k_random_shuffle<E>;
+    case LTF_OP_DROPOUT_NOISE: return (const void *)&k_dropout_noise<E>;
+    case LTF_OP_SORT: case LTF_OP_ARGSORT: return (const void *)&k_sort<E>;
+    case LTF_OP_TOP_K: return (const void *)&k_top_k<E>;
+    case LTF_OP_SEARCHSORTED: return (const void *)&k_searchsorted<E>;
+    case LTF_OP_SORT_GRAD: return (const void *)&k_sort_grad<E>;
     default: return NULL;
     }
 }
