@@ -440,6 +440,7 @@ LTF_CU_KERNEL(k_random_gamma) {
     return e.template run<GammaF<double> >(o->numel, p);
 }
 
+/* categorical's two passes over scratch holding each row's cumulative weights. */
 template <class E, class T, class I>
 ltf_status categorical_run(E &e, const ltf_tensor *l, ltf_tensor *o, const Philox &g) {
     int64_t batch = l->dims[0], classes = l->dims[1], ns = o->dims[1];

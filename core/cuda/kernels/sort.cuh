@@ -268,6 +268,8 @@ template <class K, class P> struct SortBufs {
     size_t bytes;
 };
 
+/* One scratch block for 'count' keys and payloads, twice; false (the
+** executor's status set) when the device is out of memory. */
 template <class E, class K, class P> bool sort_bufs_alloc(E &e, SortBufs<K, P> &b, int64_t count) {
     size_t c = (size_t)(count > 0 ? count : 1);
     b.bytes = 2 * c * sizeof(K) + 2 * c * sizeof(P) + 16;
@@ -331,6 +333,7 @@ ltf_status sort_keys_rows(E &e, const ltf_tensor *x, int64_t n, int desc, int ca
     return st;
 }
 
+/* sort's values or argsort's 1-based positions of 'x' (rows of n) into 'o'. */
 template <class E, class K>
 ltf_status sort_run(E &e, const ltf_op_def *def, const ltf_tensor *x, ltf_tensor *o, int64_t n, int desc) {
     SortBufs<K, uint32_t> b;
@@ -369,6 +372,8 @@ LTF_CU_KERNEL(k_sort) {
                                : sort_run<E, uint32_t>(e, def, x, out[0], n, desc);
 }
 
+/* top_k: the first k of each stable descending row of 'x': values into 'v',
+** 1-based positions into 'idx' (x's bytes copied, so NaN payloads and -0 stay). */
 template <class E, class K>
 ltf_status topk_run(E &e, const ltf_tensor *x, ltf_tensor *v, ltf_tensor *idx, int64_t n, int64_t k) {
     SortBufs<K, uint32_t> b;
@@ -458,6 +463,8 @@ LTF_CU_KERNEL(k_searchsorted) {
     }
 }
 
+/* sort_grad over nonempty 'g': each row's indices sorted with their
+** positions, then every output element sums its run of gradients. */
 template <class E, class T>
 ltf_status sort_grad_run(E &e, const ltf_tensor *g, const ltf_tensor *idx, ltf_tensor *o) {
     int64_t k = g->dims[g->rank - 1], n = o->dims[o->rank - 1], rows = g->numel / k;
