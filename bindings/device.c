@@ -162,7 +162,32 @@ static int device_reset_kernel_stats(lua_State *L) {
     return 0;
 }
 
+/* core.set_device_graph_limit(bytes); core.device_graph_info() -> {limit=,
+** bytes=, count=} (graph replay of device plans, docs/cuda.md). */
+static int device_set_graph_limit(lua_State *L) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    luaL_argcheck(L, n >= 0, 1, "a byte count >= 0 expected");
+    ltf_ctx_set_device_graph_limit(ltfL_ctx(L), (size_t)n);
+    return 0;
+}
+
+static int device_graph_info(lua_State *L) {
+    size_t limit, bytes;
+    int count;
+    ltf_ctx_device_graph_info(ltfL_ctx(L), &limit, &bytes, &count);
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, (lua_Integer)limit);
+    lua_setfield(L, -2, "limit");
+    lua_pushinteger(L, (lua_Integer)bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushinteger(L, count);
+    lua_setfield(L, -2, "count");
+    return 1;
+}
+
 static const luaL_Reg device_fns[] = {
+    {"set_device_graph_limit", device_set_graph_limit},
+    {"device_graph_info", device_graph_info},
     {"device_kernel_stats", device_kernel_stats},
     {"reset_device_kernel_stats", device_reset_kernel_stats},
     {"num_gpus", device_num_gpus},

@@ -13,6 +13,21 @@
 #include "functions.h"
 #include "storage.h"
 #include "device.h"
+#include "graph.h"
+
+/* The default limit on the device memory graph captures hold:
+** $LTF_DEVICE_GRAPH_MEMORY (bytes, with an optional K, M or G suffix;
+** 0 turns graph replay off), else 1 GiB. */
+static size_t default_graph_limit(void) {
+    const char *e = getenv("LTF_DEVICE_GRAPH_MEMORY");
+    if (!e || !*e) return (size_t)1 << 30;
+    char *end;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (*end == 'K' || *end == 'k') v <<= 10;
+    else if (*end == 'M' || *end == 'm') v <<= 20;
+    else if (*end == 'G' || *end == 'g') v <<= 30;
+    return (size_t)v;
+}
 
 static int default_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -105,6 +120,7 @@ ltf_ctx *ltf_ctx_new_with_allocator(const ltf_allocator *a) {
     ctx->grad_needed = ~(uint64_t)0;
     ctx->ndevices = -1;             /* looked up on first use (device.c) */
     ctx->scope_type = -1;
+    ctx->graph_limit = default_graph_limit();
     ctx->core_api = &ltf_core_api_table;   /* device modules (and their host builds) call the engine through it */
     ltf_pool_init(&ctx->pool, default_threads());
     ltf_ctx_set_seed(ctx, 0x9E3779B97F4A7C15ull);
@@ -112,6 +128,17 @@ ltf_ctx *ltf_ctx_new_with_allocator(const ltf_allocator *a) {
 }
 
 ltf_ctx *ltf_ctx_new(void) { return ltf_ctx_new_with_allocator(NULL); }
+
+void ltf_ctx_set_device_graph_limit(ltf_ctx *ctx, size_t bytes) {
+    ctx->graph_limit = bytes;
+    ltf_plan_graphs_trim(ctx, bytes);
+}
+
+void ltf_ctx_device_graph_info(const ltf_ctx *ctx, size_t *limit, size_t *bytes, int *count) {
+    if (limit) *limit = ctx->graph_limit;
+    if (bytes) *bytes = ctx->graph_bytes;
+    if (count) *count = ltf_plan_graphs_count(ctx);
+}
 
 void ltf_ctx_allocator(const ltf_ctx *ctx, ltf_allocator *out) {
     if (ctx->allocator.alloc) *out = ctx->allocator;

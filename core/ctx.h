@@ -63,6 +63,12 @@ struct ltf_ctx {
     uint64_t *kernel_stats;
     int scope_type, scope_ordinal;
     int device_policy_explicit;
+    /* graph replay of device plans (plan.c): the live captures, the device
+    ** bytes they hold, the limit on those bytes (ltf_ctx_set_device_graph_limit;
+    ** 0: no captures) and the clock of their last use (LRU eviction) */
+    struct ltf_plan_graph *graphs;
+    size_t graph_bytes, graph_limit;
+    uint64_t graph_clock;
     /* memory accounting */
     size_t live_bytes, peak_bytes;
     int64_t allocations, live_storages;

@@ -24,8 +24,9 @@
 ** device policy, its default), or refused under the "explicit" policy with
 ** a message naming the op and both devices. On a device whose backend has
 ** no kernel for the op (backend->kernel NULL), or for ops that size their
-** outputs themselves (LTF_OP_KERNEL_ALLOCATES), the op runs on the host over
-** copies of its inputs and its outputs are copied back: soft placement.
+** outputs themselves (LTF_OP_KERNEL_ALLOCATES) unless inference knew every
+** output's shape and the backend has a device body, the op runs on the host
+** over copies of its inputs and its outputs are copied back: soft placement.
 */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -339,12 +340,13 @@ static void release_all(ltf_tensor **t, int n) {
     }
 }
 
-/* Outputs on (type, ordinal) from the inferred types, then the kernel. */
+/* Outputs on (type, ordinal) from the inferred types, then the kernel;
+** 'prealloc' 0: the kernel allocates them itself (LTF_OP_KERNEL_ALLOCATES). */
 static ltf_status run_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_kernel_fn kernel, ltf_tensor *const *in,
                              int nin, const ltf_attrs *a, const ltf_type *types, int n, ltf_tensor **out,
-                             ltf_device_type type, int ordinal) {
+                             ltf_device_type type, int ordinal, int prealloc) {
     for (int i = 0; i < n; i++) out[i] = NULL;
-    if (!(def->flags & LTF_OP_KERNEL_ALLOCATES))
+    if (prealloc)
         for (int i = 0; i < n; i++) {
             const ltf_type *ty = &types[i];
             out[i] = (def->flags & LTF_OP_VIEW) && nin > 0 && in[0]->dtype == ty->dtype
@@ -355,11 +357,20 @@ static ltf_status run_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_kernel_fn 
                 return ctx->last_status;
             }
         }
-    if (n > 0 && !(def->flags & (LTF_OP_KERNEL_ALLOCATES | LTF_OP_STATEFUL | LTF_OP_VIEW)) && all_empty(out, n))
-        return LTF_OK;
+    if (n > 0 && prealloc && !(def->flags & (LTF_OP_STATEFUL | LTF_OP_VIEW)) && all_empty(out, n)) return LTF_OK;
     ltf_status st = kernel(ctx, def, in, nin, a, out, n);
     if (st != LTF_OK) release_all(out, n);
     return st;
+}
+
+/* Whether inference knew every dimension of every output. */
+static int all_known(const ltf_type *types, int n) {
+    for (int i = 0; i < n; i++) {
+        if (types[i].rank < 0) return 0;
+        for (int d = 0; d < types[i].rank; d++)
+            if (types[i].dims[d] < 0) return 0;
+    }
+    return 1;
 }
 
 static int host_only(const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in, int nin, const ltf_type *types,
@@ -427,12 +438,14 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
                              const ltf_attrs *a, const ltf_attrs *given, const ltf_type *types, int n,
                              ltf_tensor **out) {
     ltf_status st;
+    int host_alloc = !(def->flags & LTF_OP_KERNEL_ALLOCATES);   /* outputs allocated before the kernel */
     /* the host orchestrates: reads give views of the value where it is,
     ** assigns copy into the variable's device, cond/while run functions
     ** whose ops are placed one by one */
     if (op == LTF_OP_READ_VARIABLE || op == LTF_OP_ASSIGN_VARIABLE || op == LTF_OP_ASSIGN_ADD_VARIABLE ||
         op == LTF_OP_ASSIGN_SUB_VARIABLE || op == LTF_OP_COND || op == LTF_OP_WHILE) {
-        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], in, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], in, nin, a, types, n, out, LTF_DEVICE_CPU, 0,
+                        host_alloc);
         goto record;
     }
     ltf_device_type type = LTF_DEVICE_CPU;
@@ -485,11 +498,17 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     ltf_kernel_fn k = be && be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
     if (var_op && (st = prepare_variables(ctx, def, tmp, nin, type, ordinal, k != NULL)) != LTF_OK) goto done;
     if (type == LTF_DEVICE_CPU) {
-        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], tmp, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+        st = run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], tmp, nin, a, types, n, out, LTF_DEVICE_CPU, 0,
+                        host_alloc);
         goto done;
     }
-    if (k && !(def->flags & LTF_OP_KERNEL_ALLOCATES)) {
-        st = run_kernel(ctx, def, k, tmp, nin, a, types, n, out, type, ordinal);
+    /* an op that sizes its outputs itself runs a device body too when the
+    ** inference knew every output's shape (sequence_mask with 'maxlen'
+    ** given): its outputs are allocated here, as for any op (never for an
+    ** emulated CPU kernel, which would allocate them on the host) */
+    if (k && (host_alloc || (all_known(types, n) && (!be->kernel_kind ||
+                                                     be->kernel_kind(be->bctx, op) == LTF_KERNEL_DEVICE)))) {
+        st = run_kernel(ctx, def, k, tmp, nin, a, types, n, out, type, ordinal, 1);
         if (st == LTF_OK)
             count_kernel(ctx, op, be->kernel_kind && be->kernel_kind(be->bctx, op) == LTF_KERNEL_EMULATED
                                       ? LTF_KERNEL_RAN_EMULATED : LTF_KERNEL_RAN_DEVICE);
@@ -511,7 +530,8 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     for (; nhost < nin; nhost++)
         if (!(host[nhost] = to_device(ctx, tmp[nhost], LTF_DEVICE_CPU, 0, def->name))) break;
     st = nhost < nin ? ctx->last_status
-                     : run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], host, nin, a, types, n, out, LTF_DEVICE_CPU, 0);
+                     : run_kernel(ctx, def, def->kernel[LTF_DEVICE_CPU], host, nin, a, types, n, out, LTF_DEVICE_CPU, 0,
+                                  host_alloc);
     if (st == LTF_OK) count_kernel(ctx, op, LTF_KERNEL_RAN_HOST);
     release_all(host, nhost);
     if (host != stack_host) free(host);

@@ -52,9 +52,21 @@ typedef struct step_list {
 } step_list;
 
 /* A device plan captured as a graph of its launches (ltf_backend.graph_*):
-** replays copy the inputs into 'in', launch the graph and copy 'out'. */
-typedef struct plan_graph {
-    int state;                /* 0: not tried, 1: captured, -1: not replayable (never tried again) */
+** replays copy the inputs into 'in', launch the graph and copy 'out'.
+** Live captures are linked in their context's list (ctx->graphs), which
+** bounds the device memory they hold (docs/cuda.md, "Graph replay"). */
+typedef struct ltf_plan_graph plan_graph;
+struct ltf_plan_graph {
+    int state;                /* 0: not captured, 1: captured, -1: never captured (not replayable,
+                              ** or larger than the context's limit) */
+    int calls;                /* eligible calls while not captured: the capture is at the second */
+    int drops;                /* times a capture was dropped for memory (2: not captured again) */
+    int busy;                 /* being captured or replayed: never dropped then */
+    size_t bytes;             /* device bytes the capture holds (its buffers' storages) */
+    uint64_t last_use;        /* ctx->graph_clock at the last replay (least recently used first) */
+    plan_graph *prev, *next;  /* ctx->graphs */
+    ltf_ctx *ctx;             /* linked into ctx->graphs when non-NULL */
+    int nconsts;
     const ltf_backend *be;
     int ordinal;
     void *graph;
@@ -64,7 +76,7 @@ typedef struct plan_graph {
     ltf_tensor **consts;      /* device copies of the constants, per p->consts */
     ltf_tensor **held;        /* every step's outputs during the capture: their memory stays the graph's */
     int nheld, capheld;
-} plan_graph;
+};
 
 struct ltf_plan {
     int nslots;
@@ -99,8 +111,19 @@ static void release_array(ltf_tensor **t, int n) {
     free(t);
 }
 
-/* Drop a capture: the recording first, then the buffers it used. */
+/* Drop a capture: the recording first, then the buffers it used; out of
+** its context's list. */
 static void graph_clear(plan_graph *pg, int nconsts) {
+    if (pg->ctx) {
+        ltf_ctx *ctx = pg->ctx;
+        if (pg->prev) pg->prev->next = pg->next;
+        else ctx->graphs = pg->next;
+        if (pg->next) pg->next->prev = pg->prev;
+        ctx->graph_bytes -= pg->bytes;
+        pg->prev = pg->next = NULL;
+        pg->ctx = NULL;
+    }
+    pg->bytes = 0;
     if (pg->graph) pg->be->graph_free(pg->be->bctx, pg->graph);
     pg->graph = NULL;
     release_array(pg->in, pg->nin);
@@ -913,9 +936,57 @@ static ltf_status graph_outputs(ltf_ctx *ctx, const plan_graph *pg, ltf_tensor *
     return LTF_OK;
 }
 
+/* Device bytes a capture holds: the storages of its input copies, outputs,
+** constants and every step's outputs (a storage shared by two of them,
+** e.g. a view, is counted once per holder: an upper bound). */
+static size_t graph_held_bytes(const plan_graph *pg) {
+    size_t n = 0;
+    ltf_tensor **lists[] = { pg->in, pg->out, pg->consts, pg->held };
+    int counts[] = { pg->nin, pg->nout, pg->nconsts, pg->nheld };
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; lists[l] && k < counts[l]; k++) {
+            const ltf_tensor *t = lists[l][k];
+            if (t && t->storage && t->storage->device != LTF_DEVICE_CPU) n += t->storage->nbytes;
+        }
+    return n;
+}
+
+/* Drop capture 'pg' to give its memory back; it may be captured again after
+** two more calls, unless it was dropped twice already (then it would keep
+** evicting and re-capturing: it runs step by step from then on). */
+static void graph_drop(plan_graph *pg) {
+    graph_clear(pg, pg->nconsts);
+    pg->calls = 0;
+    pg->state = ++pg->drops >= 2 ? -1 : 0;
+}
+
+/* Drop least recently replayed captures (not 'keep', not busy) until
+** 'need' more bytes fit under 'limit'. 1 when they fit. */
+static int graph_make_room(ltf_ctx *ctx, size_t need, size_t limit, const plan_graph *keep) {
+    while (ctx->graph_bytes + need > limit) {
+        plan_graph *lru = NULL;
+        for (plan_graph *q = ctx->graphs; q; q = q->next)
+            if (q != keep && !q->busy && (!lru || q->last_use < lru->last_use)) lru = q;
+        if (!lru) return 0;
+        graph_drop(lru);
+    }
+    return 1;
+}
+
+void ltf_plan_graphs_trim(ltf_ctx *ctx, size_t bytes) { graph_make_room(ctx, 0, bytes, NULL); }
+
+int ltf_plan_graphs_count(const ltf_ctx *ctx) {
+    int n = 0;
+    for (const plan_graph *q = ctx->graphs; q; q = q->next) n++;
+    return n;
+}
+
 /* Record the plan's launches on its device and run them once (the
 ** outputs); LTF_ERR_UNIMPLEMENTED (state -1) when the device refused the
-** capture: the caller then runs the plan as usual. */
+** capture, or when what it holds exceeds the context's limit even after
+** dropping every other capture: the caller then runs the plan as usual
+** (a refused capture ran nothing; one over the limit ran, and is dropped
+** after its outputs are copied). */
 static ltf_status graph_capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
                                 const ltf_backend *be, int ordinal) {
     struct ltf_plan *p = g->plan;
@@ -925,6 +996,7 @@ static ltf_status graph_capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *i
     pg->ordinal = ordinal;
     pg->nin = g->ninputs;
     pg->nout = g->noutputs;
+    pg->nconsts = p->nconsts;
     pg->in = calloc((size_t)pg->nin + 1, sizeof *pg->in);
     pg->out = calloc((size_t)pg->nout + 1, sizeof *pg->out);
     pg->consts = calloc((size_t)p->nconsts + 1, sizeof *pg->consts);
@@ -945,8 +1017,10 @@ static ltf_status graph_capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *i
         graph_clear(pg, p->nconsts);
         return LTF_ERR_UNIMPLEMENTED;
     }
+    pg->busy = 1;
     st = plan_exec(ctx, g, pg->in, pg->out, NULL, pg);
     pg->graph = be->graph_end(be->bctx);
+    pg->busy = 0;
     if (st != LTF_OK || !pg->graph) {   /* the recorded work never ran: run the plan as usual */
         graph_clear(pg, p->nconsts);
         ctx->last_status = LTF_OK;
@@ -959,9 +1033,25 @@ static ltf_status graph_capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *i
         graph_clear(pg, p->nconsts);
         return st;
     }
-    pg->state = 1;
     ltf_device_count(ctx, LTF_KERNEL_STATS_GRAPH_CAPTURE, LTF_KERNEL_RAN_DEVICE);
-    return graph_outputs(ctx, pg, outputs);
+    pg->busy = 1;
+    st = graph_outputs(ctx, pg, outputs);
+    pg->busy = 0;
+    size_t bytes = graph_held_bytes(pg);
+    if (st != LTF_OK || bytes > ctx->graph_limit || !graph_make_room(ctx, bytes, ctx->graph_limit, pg)) {   /* too large to keep: ran once */
+        graph_clear(pg, p->nconsts);
+        return st;
+    }
+    pg->state = 1;
+    pg->bytes = bytes;
+    pg->last_use = ++ctx->graph_clock;
+    pg->ctx = ctx;
+    pg->prev = NULL;
+    pg->next = ctx->graphs;
+    if (ctx->graphs) ctx->graphs->prev = pg;
+    ctx->graphs = pg;
+    ctx->graph_bytes += bytes;
+    return LTF_OK;
 }
 
 /* Whether 'inputs' are where and what the capture's were. */
@@ -976,27 +1066,34 @@ static int graph_matches(const plan_graph *pg, ltf_tensor *const *inputs) {
 }
 
 static ltf_status graph_replay(ltf_ctx *ctx, plan_graph *pg, ltf_tensor *const *inputs, ltf_tensor **outputs) {
-    for (int i = 0; i < pg->nin; i++) {
-        ltf_status st = ltf_tensor_copy_into(ctx, pg->in[i], inputs[i]);
-        if (st != LTF_OK) return st;
-    }
-    if (pg->be->graph_launch(pg->be->bctx, pg->graph) != 0) {
+    pg->busy = 1;
+    pg->last_use = ++ctx->graph_clock;
+    ltf_status st = LTF_OK;
+    for (int i = 0; i < pg->nin && st == LTF_OK; i++) st = ltf_tensor_copy_into(ctx, pg->in[i], inputs[i]);
+    if (st == LTF_OK && pg->be->graph_launch(pg->be->bctx, pg->graph) != 0) {
         char name[LTF_DEVICE_STR];
-        return ltf_fail(ctx, LTF_ERR_INTERNAL, "graph replay: launch on %s failed: %s",
-                        ltf_device_str(LTF_DEVICE_CUDA, pg->ordinal, name), pg->be->error(pg->be->bctx));
+        st = ltf_fail(ctx, LTF_ERR_INTERNAL, "graph replay: launch on %s failed: %s",
+                      ltf_device_str(LTF_DEVICE_CUDA, pg->ordinal, name), pg->be->error(pg->be->bctx));
     }
-    ltf_device_count(ctx, LTF_KERNEL_STATS_GRAPH_REPLAY, LTF_KERNEL_RAN_DEVICE);
-    return graph_outputs(ctx, pg, outputs);
+    if (st == LTF_OK) {
+        ltf_device_count(ctx, LTF_KERNEL_STATS_GRAPH_REPLAY, LTF_KERNEL_RAN_DEVICE);
+        st = graph_outputs(ctx, pg, outputs);
+    }
+    pg->busy = 0;
+    return st;
 }
 
+/* A plan whose inputs are on one GPU runs step by step at its first call
+** (which also compiles its fused groups), is captured at its second and
+** replayed from then on for inputs of the captured shapes. */
 ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
                                ltf_loop_cache *cache) {
     plan_graph *pg = &g->plan->graph;
     int ordinal;
-    if (pg->state >= 0) {
+    if (pg->state >= 0 && ctx->graph_limit > 0) {
         const ltf_backend *be = graph_device(ctx, g, inputs, &ordinal);
         if (be && pg->state == 1 && be == pg->be && graph_matches(pg, inputs)) return graph_replay(ctx, pg, inputs, outputs);
-        if (be && pg->state == 0) {
+        if (be && pg->state == 0 && ++pg->calls >= 2) {
             ltf_status st = graph_capture(ctx, g, inputs, outputs, be, ordinal);
             if (st != LTF_ERR_UNIMPLEMENTED) return st;
         }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "storage.h"
 #include "device.h"
+#include "graph.h"
 
 #define ALIGN 64
 
@@ -217,6 +218,7 @@ ltf_storage *ltf_storage_new_device(ltf_ctx *ctx, ltf_device_type type, int ordi
     }
     void *p = be->alloc(be->bctx, nbytes);
     if (!p && ltf_ctx_collect(ctx)) {
+        ltf_plan_graphs_trim(ctx, 0);   /* graph captures hold device memory too */
         be->trim(be->bctx);
         p = be->alloc(be->bctx, nbytes);
     }

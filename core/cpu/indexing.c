@@ -141,13 +141,19 @@ ltf_status ltf_cpu_indexing_gather_nd(ltf_ctx *ctx, const ltf_op_def *def, ltf_t
 /* }==== */
 
 /* {==== scatters */
-#define COMBINE(T)                                                                 \
+/* 'U': the type sums run in: integers add in their unsigned twin, so
+** overflow wraps (as TensorFlow's) instead of being undefined */
+#define COMBINE(T, U)                                                              \
     do {                                                                           \
         T *d_ = (T *)(void *)dst;                                                  \
         const T *s_ = (const T *)(const void *)src;                                \
         switch (code) {                                                            \
-        case LTF_SCATTER_ADD: for (int64_t q = 0; q < n; q++) d_[q] += s_[q]; break; \
-        case LTF_SCATTER_SUB: for (int64_t q = 0; q < n; q++) d_[q] -= s_[q]; break; \
+        case LTF_SCATTER_ADD:                                                      \
+            for (int64_t q = 0; q < n; q++) d_[q] = (T)((U)d_[q] + (U)s_[q]);      \
+            break;                                                                 \
+        case LTF_SCATTER_SUB:                                                      \
+            for (int64_t q = 0; q < n; q++) d_[q] = (T)((U)d_[q] - (U)s_[q]);      \
+            break;                                                                 \
         case LTF_SCATTER_MAX:                                                      \
             for (int64_t q = 0; q < n; q++)                                        \
                 if (!(d_[q] >= s_[q]) && d_[q] == d_[q]) d_[q] = s_[q];            \
@@ -163,11 +169,11 @@ ltf_status ltf_cpu_indexing_gather_nd(ltf_ctx *ctx, const ltf_op_def *def, ltf_t
 ** on either side, wins max and min. */
 static void combine(ltf_dtype dt, int code, char *dst, const char *src, int64_t n) {
     switch (dt) {
-    case LTF_DTYPE_FLOAT32: COMBINE(float); break;
-    case LTF_DTYPE_FLOAT64: COMBINE(double); break;
-    case LTF_DTYPE_INT32: COMBINE(int32_t); break;
-    case LTF_DTYPE_INT64: COMBINE(int64_t); break;
-    default: COMBINE(uint8_t); break;
+    case LTF_DTYPE_FLOAT32: COMBINE(float, float); break;
+    case LTF_DTYPE_FLOAT64: COMBINE(double, double); break;
+    case LTF_DTYPE_INT32: COMBINE(int32_t, uint32_t); break;
+    case LTF_DTYPE_INT64: COMBINE(int64_t, uint64_t); break;
+    default: COMBINE(uint8_t, uint8_t); break;
     }
 }
 

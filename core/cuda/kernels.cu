@@ -58,19 +58,27 @@ struct CudaExec {
         cudaError_t e = cudaMemsetAsync(dst, 0, n, d->stream);
         return e == cudaSuccess ? LTF_OK : cuda_fail(e);
     }
+    /* device bytes to host memory, after everything queued before them */
+    ltf_status read(void *host, const void *src, size_t n) {
+        cudaError_t e = cudaMemcpyAsync(host, src, n, cudaMemcpyDeviceToHost, d->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
+        return e == cudaSuccess ? LTF_OK : cuda_fail(e);
+    }
     int *flag() { return d->flag; }
     ltf_status check() { return LTF_OK; }   /* the flag is read at the next sync (runtime.cpp) */
-    /* C = op(A) @ op(B) per batch, row-major, through cuBLAS's column-major
+    /* C = op(A) @ op(B) (+ C when 'acc') per batch, row-major, through cuBLAS's column-major
     ** GEMM on the transposed problem: C^T = op(B)^T op(A)^T. */
+    /* Scratch a kernel may take at once (conv2d's im2col columns). */
+    size_t scratch_budget() const { return (size_t)256 << 20; }
     ltf_status gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t sa,
-                    const void *b, int64_t sb, void *c, int64_t sc, int64_t batch) {
+                    const void *b, int64_t sb, void *c, int64_t sc, int64_t batch, int acc = 0) {
         const int64_t lim = 2147483647;
         if (m > lim || n > lim || k > lim || batch > lim)
             return st = ltf_cu::fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: a dimension exceeds cuBLAS's int", op);
         cudaDataType_t ty = dt == ltf_cu::DT_F32 ? CUDA_R_32F : CUDA_R_64F;
         cublasComputeType_t ct = dt == ltf_cu::DT_F32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
-        float a32 = 1, b32 = 0;
-        double a64 = 1, b64 = 0;
+        float a32 = 1, b32 = acc ? 1.0f : 0.0f;
+        double a64 = 1, b64 = acc ? 1.0 : 0.0;
         const void *alpha = dt == ltf_cu::DT_F32 ? (const void *)&a32 : (const void *)&a64;
         const void *beta = dt == ltf_cu::DT_F32 ? (const void *)&b32 : (const void *)&b64;
         int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);

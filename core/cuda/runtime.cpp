@@ -153,8 +153,17 @@ static int flag_failure(ltf_cuda_dev *d) {
     cudaMemsetAsync(d->flag, 0, sizeof(int), d->stream);
     static const char *const what[] = { "", "integer division by zero", "integers to negative integer powers are not allowed",
                                         "an index is out of range (indices are 1-based)" };
-    snprintf(d->err, sizeof d->err, "a GPU kernel found %s (reported at the next synchronization)",
-             f > 0 && f < 4 ? what[f] : "an invalid argument");
+    /* the factorizations' (ltf_cu::ERR_CHOLESKY..): the CPU kernel's message */
+    static const char *const la[] = {
+        "cholesky: Cholesky decomposition was not successful. The input might not be valid.",
+        "inv: Input is not invertible.", "solve: Input matrix is not invertible.",
+        "eigh: Eigen decomposition was not successful. The input might not be valid.",
+        "svd: SVD did not converge. The input might not be valid." };
+    if (f >= 40 && f < 45)
+        snprintf(d->err, sizeof d->err, "a GPU kernel failed: %s (reported at the next synchronization)", la[f - 40]);
+    else
+        snprintf(d->err, sizeof d->err, "a GPU kernel found %s (reported at the next synchronization)",
+                 f > 0 && f < 4 ? what[f] : "an invalid argument");
     return -1;
 }
 /* }==== */

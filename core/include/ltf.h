@@ -283,6 +283,17 @@ enum {
 ** out[LTF_KERNEL_RAN_COUNT] (all 0 without a GPU or for an id out of range). */
 LTF_API void       ltf_ctx_device_kernel_stats(const ltf_ctx *ctx, int op, uint64_t *out);
 LTF_API void       ltf_ctx_reset_device_kernel_stats(ltf_ctx *ctx);
+/* Graph replay of traced functions on a GPU (docs/cuda.md, "Graph replay"):
+** a plan is captured at its second call and each capture keeps its
+** intermediates' device memory. 'bytes' bounds that memory over all the
+** context's captures: least recently replayed captures are dropped to make
+** room, a capture larger than the limit is not kept, and 0 turns capture
+** off. Lowering the limit drops captures at once. The default is 1 GiB, or
+** $LTF_DEVICE_GRAPH_MEMORY (bytes, optional K/M/G suffix) at ltf_ctx_new. */
+LTF_API void       ltf_ctx_set_device_graph_limit(ltf_ctx *ctx, size_t bytes);
+/* The limit, the device bytes the live captures hold, and their count (each
+** out-parameter may be NULL). */
+LTF_API void       ltf_ctx_device_graph_info(const ltf_ctx *ctx, size_t *limit, size_t *bytes, int *count);
 /* }==== */
 
 /* {==== Strings: immutable, reference-counted byte strings */

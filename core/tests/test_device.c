@@ -21,7 +21,22 @@ int main(void) {
     /* without the module: no GPU, silently */
     setenv("LTF_DEVICE_MODULE_DIR", "/nonexistent", 1);
     unsetenv("LTF_GPU_SIM");
+    setenv("LTF_DEVICE_GRAPH_MEMORY", "3M", 1);   /* the graph-capture limit, read by ltf_ctx_new */
     ltf_ctx *none = ltf_ctx_new();
+    unsetenv("LTF_DEVICE_GRAPH_MEMORY");
+    {
+        size_t limit = 0, bytes = 1;
+        int count = -1;
+        ltf_ctx_device_graph_info(none, &limit, &bytes, &count);
+        CHECK(limit == 3u << 20 && bytes == 0 && count == 0);
+        ltf_ctx_set_device_graph_limit(none, 0);
+        ltf_ctx_device_graph_info(none, &limit, NULL, NULL);
+        CHECK(limit == 0);
+        ltf_ctx *dflt = ltf_ctx_new();
+        ltf_ctx_device_graph_info(dflt, &limit, NULL, NULL);
+        CHECK(limit == (size_t)1 << 30);
+        ltf_ctx_release(dflt);
+    }
     CHECK(ltf_ctx_num_devices(none, LTF_DEVICE_CPU) == 1);
     /* libltf_cuda.so may exist on a CUDA machine: only its absence is checked */
     if (ltf_ctx_num_devices(none, LTF_DEVICE_CUDA) == 0) {

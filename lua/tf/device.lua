@@ -149,6 +149,23 @@ return function(tf)
     core.reset_device_kernel_stats()
   end
 
+  --- Graph replay of traced functions on a GPU (luatf's own, docs/cuda.md):
+  -- a tf.fn plan whose inputs are on one GPU runs step by step at its first
+  -- call, is captured at its second and replayed after. Captures keep their
+  -- intermediates' device memory; set_device_graph_limit(bytes) bounds it
+  -- over all of them (least recently replayed dropped first; 0: no capture;
+  -- default 1 GiB or $LTF_DEVICE_GRAPH_MEMORY). get_device_graph_info()
+  -- -> {limit = bytes, bytes = held now, count = live captures}.
+  function tf.config.experimental.set_device_graph_limit(bytes)
+    if math.type(bytes) ~= "integer" or bytes < 0 then
+      raise("ValueError", ("set_device_graph_limit: expected a byte count >= 0, got %s"):format(tostring(bytes)), 2)
+    end
+    core.set_device_graph_limit(bytes)
+  end
+  function tf.config.experimental.get_device_graph_info()
+    return core.device_graph_info()
+  end
+
   --- "silent" (default: inputs on another device are copied) or "explicit"
   -- (they are refused); nil restores the default.
   function tf.config.experimental.set_device_policy(policy)

@@ -71,6 +71,8 @@ return function(tf)
       return v._name .. ":0"
     elseif k == "handle" then
       return v._handle
+    elseif k == "device" then   -- where the value lives (TensorFlow's full device name)
+      return core.variable_peek(v._handle).device
     elseif type(k) == "number" then
       return read(v)[k]
     end

@@ -204,6 +204,15 @@ describe("tf.tensor_scatter_nd_update/add/sub/max/min", function()
   local rows = {{2, 3}, {1, 1}, {2, 3}}
   local upd = {10, -7, 20}
 
+  it("wrap integer sums around, as TensorFlow (no undefined overflow)", function()
+    local big = tf.constant({2147483647, -2147483648}, tf.int32)
+    assert.same({-2147483648, -2147483648},
+                tf.tensor_scatter_nd_add(big, {{1}, {2}}, tf.constant({1, 0}, tf.int32)):totable())
+    assert.same({2147483647, 2147483647},
+                tf.tensor_scatter_nd_sub(big, {{1}, {2}}, tf.constant({0, 1}, tf.int32)):totable())
+    assert.same({math.mininteger}, tf.scatter_nd({{1}, {1}}, tf.constant({math.maxinteger, 1}, tf.int64), {1}):totable())
+  end)
+
   it("combine each update with the tensor (hand-worked)", function()
     local t = tf.constant(base)
     -- update: the last duplicate wins

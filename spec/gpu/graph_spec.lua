@@ -1,10 +1,12 @@
 -- Graph replay of device plans: a traced function whose inputs are all on
 -- one GPU and whose steps all run on that device's stream (device kernels,
--- fused groups) is captured as a graph of its launches at its first call
--- (CUDA: stream capture; the simulated GPU records its queued work) and
--- replayed at later calls with inputs of the same shapes: one launch, no
--- per-node dispatch. tf.config.experimental.get_device_kernel_stats()
--- counts captures (graph_capture) and replays (graph_replay).
+-- fused groups) runs step by step at its first call, is captured as a graph
+-- of its launches at its second (CUDA: stream capture; the simulated GPU
+-- records its queued work) and replayed at later calls with inputs of the
+-- same shapes: one launch, no per-node dispatch.
+-- tf.config.experimental.get_device_kernel_stats() counts captures
+-- (graph_capture) and replays (graph_replay); the device memory captures
+-- hold is bounded (set_device_graph_limit, get_device_graph_info).
 local tf = require("tf")
 
 local gpu = require("gpu_support")
@@ -19,13 +21,19 @@ local function model(x, w, b)
 end
 
 describe("graph replay of device plans", function()
-  gpu_it("the second call replays the first's launches, with the CPU's values", function()
+  gpu_it("the first call runs step by step, the second is captured, the third replays it", function()
     local f = tf.fn(model)
     local x = tf.constant({{0.5, -1, 2}, {1.5, 0.25, -0.75}})
     local w = tf.constant({{0.2, -0.4, 1}, {0.3, 0.8, -0.6}, {-1, 0.5, 0.1}})
     local b = tf.constant({0.1, -0.2, 0.3})
     local c1, c2 = f(x, w, b)
     local gx, gw, gb = x:gpu(), w:gpu(), b:gpu()
+    tf.config.experimental.reset_device_kernel_stats()
+    local w1, w2 = on_gpu(function() return f(gx, gw, gb) end)      -- warm-up: step by step
+    assert.tensor_near(c1, w1:cpu(), {rtol = 1e-5, atol = 1e-6})
+    assert.tensor_near(c2, w2:cpu(), {rtol = 1e-5, atol = 1e-6})
+    assert.is_nil(stats().graph_capture)
+    assert.equal(1, stats().matmul.device)
     tf.config.experimental.reset_device_kernel_stats()
     local g1, g2 = on_gpu(function() return f(gx, gw, gb) end)      -- captured
     assert.equal(GPU, g1.device)
@@ -62,6 +70,7 @@ describe("graph replay of device plans", function()
     local f = tf.fn(function(x) return tf.reduce_sum(x * x + 1) end, {input_signature = {tf.TensorSpec({tf.None})}})
     local x3, x5 = tf.constant({1.0, 2, 3}), tf.constant({1.0, 2, 3, 4, 5})
     on_gpu(function() return f(x3:gpu()) end)
+    on_gpu(function() return f(x3:gpu()) end)                        -- captured for (3)
     tf.config.experimental.reset_device_kernel_stats()
     local y5 = on_gpu(function() return f(x5:gpu()) end)
     assert.near(60, y5:cpu():item(), 1e-5)
@@ -98,5 +107,136 @@ describe("graph replay of device plans", function()
     end)
     assert.is_false(ok)
     assert.same({5, 3}, on_gpu(function() return f(a, tf.constant({1, 2}, tf.int32):gpu()) end):cpu():totable())
+  end)
+end)
+
+describe("the memory graph captures hold", function()
+  local MB = 1024 * 1024
+  local sim = os.getenv("LTF_GPU_SIM") == "1"
+  local limit0
+  before_each(function()
+    limit0 = tf.config.experimental.get_device_graph_info().limit
+    collectgarbage()
+  end)
+  after_each(function() tf.config.experimental.set_device_graph_limit(limit0) end)
+
+  -- a plan whose capture holds about 'n' float32 elements per step output
+  local function plan(scale)
+    return tf.fn(function(x) return tf.reduce_sum(tf.exp(x * scale) + tf.square(x)) end)
+  end
+  local function run3(f, x)
+    local r
+    for _ = 1, 3 do r = on_gpu(function() return f(x) end) end
+    return r
+  end
+
+  gpu_it("is counted, and released when the function dies", function()
+    tf.config.experimental.set_device_graph_limit(64 * MB)
+    local x = on_gpu(function() return tf.fill({4096}, 0.5) end)
+    local before = tf.config.experimental.get_device_graph_info()
+    local f = plan(2)
+    local y = run3(f, x)
+    assert.near(4096 * (math.exp(1) + 0.25), y:cpu():item(), 1e-1)
+    local info = tf.config.experimental.get_device_graph_info()
+    assert.equal(before.count + 1, info.count)
+    -- at least the input's copy and the fused group's 4096-element result
+    assert.is_true(info.bytes - before.bytes >= 2 * 4096 * 4, tostring(info.bytes - before.bytes))
+    f = nil   -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    info = tf.config.experimental.get_device_graph_info()
+    assert.equal(before.count, info.count)
+    assert.equal(before.bytes, info.bytes)
+  end)
+
+  gpu_it("limit 0 turns capture off; the results stay right", function()
+    tf.config.experimental.set_device_graph_limit(0)
+    local f = plan(1)
+    local x = tf.constant({0.5, -1, 2}):gpu()
+    tf.config.experimental.reset_device_kernel_stats()
+    local y = run3(f, x)
+    assert.near(math.exp(0.5) + math.exp(-1) + math.exp(2) + 0.25 + 1 + 4, y:cpu():item(), 1e-4)
+    assert.is_nil(stats().graph_capture)
+    assert.equal(3, stats().reduce_sum.device)
+  end)
+
+  gpu_it("a capture larger than the limit is not kept, and not tried again", function()
+    local x = on_gpu(function() return tf.fill({65536}, 0.25) end)   -- 256 KiB per intermediate
+    tf.config.experimental.set_device_graph_limit(128 * 1024)
+    local f = plan(1)
+    tf.config.experimental.reset_device_kernel_stats()
+    local count0 = tf.config.experimental.get_device_graph_info().count
+    for _ = 1, 4 do
+      local y = on_gpu(function() return f(x) end)
+      assert.near(65536 * (math.exp(0.25) + 0.0625), y:cpu():item(), 1)
+    end
+    assert.equal(1, stats().graph_capture.device)   -- captured once, ran, dropped
+    assert.is_nil(stats().graph_replay)
+    assert.equal(count0, tf.config.experimental.get_device_graph_info().count)
+  end)
+
+  gpu_it("evicts the least recently replayed capture to make room", function()
+    tf.config.experimental.set_device_graph_limit(64 * MB)
+    local x = on_gpu(function() return tf.fill({16384}, 0.1) end)
+    local f, g = plan(1), plan(2)
+    local before = tf.config.experimental.get_device_graph_info().bytes
+    run3(f, x)
+    local one = tf.config.experimental.get_device_graph_info()
+    -- room for the captures alive now and half of one more of f's size
+    tf.config.experimental.set_device_graph_limit(one.bytes + (one.bytes - before) // 2)
+    local base = tf.config.experimental.get_device_graph_info()
+    tf.config.experimental.reset_device_kernel_stats()
+    run3(g, x)                                          -- g captured: f (least recent) dropped
+    assert.equal(1, stats().graph_capture.device)
+    local info = tf.config.experimental.get_device_graph_info()
+    assert.is_true(info.bytes <= info.limit)
+    assert.is_true(info.count <= base.count)
+    tf.config.experimental.reset_device_kernel_stats()
+    local y = run3(f, x)                                -- f: warm-up, capture (drops g), replay
+    assert.near(16384 * (math.exp(0.1) + 0.01), y:cpu():item(), 0.5)
+    assert.equal(1, stats().graph_capture.device)
+    assert.equal(1, stats().graph_replay.device)
+    tf.config.experimental.reset_device_kernel_stats()
+    run3(g, x)                                          -- g dropped once before: captured again
+    assert.equal(1, stats().graph_capture.device)
+    tf.config.experimental.reset_device_kernel_stats()
+    run3(f, x)                                          -- f dropped twice: runs step by step now
+    assert.is_nil(stats().graph_capture)
+    assert.is_nil(stats().graph_replay)
+    assert.equal(3, stats().reduce_sum.device)
+  end)
+
+  gpu_it("captures are dropped before an allocation would fail (the emergency collection)", function()
+    if not sim or os.getenv("LTF_GPU_SIM_MEMORY") ~= "64M" then
+      pending("needs the simulated GPU's small memory (LTF_GPU_SIM=1 LTF_GPU_SIM_MEMORY=64M)")
+      return
+    end
+    tf.config.experimental.set_device_graph_limit(1024 * MB)
+    local x = on_gpu(function() return tf.fill({2 * MB}, 0.5) end)   -- 8 MiB
+    local f = plan(1)
+    run3(f, x)
+    local held = tf.config.experimental.get_device_graph_info()
+    assert.is_true(held.bytes >= 16 * MB)
+    -- blocks up to the device's end: the last ones fit only once the capture is gone
+    local keep, ok, err = {}, true, nil
+    for i = 1, 6 do   -- 8 (x) + 48 MiB: fits a 64 MiB device only without the capture
+      ok, err = pcall(function() return on_gpu(function() return tf.zeros({2 * MB}) end) end)
+      if not ok then break end
+      keep[i] = err
+    end
+    assert.is_true(ok, err and tostring(err))
+    local info = tf.config.experimental.get_device_graph_info()
+    assert.is_true(info.bytes < held.bytes)
+    keep = nil   -- luacheck: ignore
+  end)
+
+  it("set_device_graph_limit refuses what is not a byte count", function()
+    local ok, err = pcall(tf.config.experimental.set_device_graph_limit, -1)
+    assert.is_false(ok)
+    assert.equal("ValueError", err.kind)
+    assert.equal("set_device_graph_limit: expected a byte count >= 0, got -1", err.message)
+    ok, err = pcall(tf.config.experimental.set_device_graph_limit, 1.5)
+    assert.is_false(ok)
+    assert.equal("set_device_graph_limit: expected a byte count >= 0, got 1.5", err.message)
   end)
 end)

@@ -95,6 +95,8 @@ LTF_HD int64_t strided_offset(const Strided &s, int64_t i) {
 ** '*flag' (any writer wins; all write the same kind for one launch); the
 ** launcher or the next sync reports it. */
 enum { ERR_NONE = 0, ERR_DIV_ZERO = 1, ERR_NEG_POW = 2, ERR_INDEX = 3 };
+/* the factorizations' (linalg.cuh), numbered apart */
+enum { ERR_CHOLESKY = 40, ERR_INV_SINGULAR = 41, ERR_SOLVE_SINGULAR = 42, ERR_EIGH = 43, ERR_SVD = 44 };
 
 LTF_HD void raise_flag(int *flag, int code) {
 #if defined(__CUDA_ARCH__)

@@ -1,8 +1,9 @@
 /*
 ** cuda/kernels/conv.cuh: conv2d, its two gradients and the pools (NHWC
-** inputs, HWIO filters), one output element per index: a direct loop over
-** the element's window, correctness first (no im2col, no shared-memory
-** tiling, no cuDNN: docs/cuda.md says why). The window arithmetic is
+** inputs, HWIO filters). Small convolutions run one output element per
+** index, a direct loop over the element's window (one launch); larger ones
+** build im2col columns and run GEMMs (cuBLAS on the device), below. No
+** cuDNN: docs/cuda.md says why. The window arithmetic is
 ** cpu/nn.c's (TensorFlow's): input row of output row oh and filter row kh is
 ** oh * sh - pt + kh * dh; SAME puts the smaller half of the padding first.
 **
@@ -110,6 +111,65 @@ template <class T> struct ConvBackFilterF {
                     acc += q.x[((n * p.h + iy) * p.w + ix) * p.c + c] * q.dy[((n * p.oh + oy) * p.ow + ox) * p.o + oc];
                 }
             }
+        q.o[i] = acc;
+    }
+};
+/* }==== */
+
+/* {==== conv2d as GEMMs over im2col columns (conv_gemm in ops.cuh): the
+** columns of images [n0, n0 + nb) are a (nb * oh * ow) x (kh * kw * c)
+** matrix, row (n, oy, ox), column (kh, kw, c) (the HWIO filter's row order),
+** so conv2d is cols @ f, the filter gradient cols^T @ dy and the input
+** gradient col2im(dy @ f^T). */
+template <class T> struct ColsP {
+    const T *x;                /* the input, NHWC (im2col) */
+    const T *dcols;            /* the columns' gradient (col2im) */
+    T *o;                      /* the columns (im2col) or dx of image n0 on (col2im) */
+    Win p;
+    int64_t n0;                /* first image of the chunk (im2col) */
+};
+
+/* cols[r, k]: the input element tap k of output pixel r reads; 0 in the padding */
+template <class T> struct Im2colF {
+    static LTF_HD void at(int64_t i, const ColsP<T> &q) {
+        const Win &p = q.p;
+        int64_t kk = p.kh * p.kw * p.c;
+        int64_t k = i % kk, r = i / kk;
+        int64_t c = k % p.c, t = k / p.c;
+        int64_t kw = t % p.kw, kh = t / p.kw;
+        int64_t ox = r % p.ow;
+        r /= p.ow;
+        int64_t oy = r % p.oh, n = q.n0 + r / p.oh;
+        int64_t iy = oy * p.sh - p.pt + kh * p.dh, ix = ox * p.sw - p.pl + kw * p.dw;
+        q.o[i] = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w ? q.x[((n * p.h + iy) * p.w + ix) * p.c + c] : T(0);
+    }
+};
+
+/* dx[n, iy, ix, c] (n within the chunk) = sum over the taps (kh, kw) whose
+** output pixel (oy, ox) reads it of dcols[(n, oy, ox), (kh, kw, c)]: a
+** gather in ConvBackInputF's order, no atomics */
+template <class T> struct Col2imF {
+    static LTF_HD void at(int64_t i, const ColsP<T> &q) {
+        const Win &p = q.p;
+        int64_t kk = p.kh * p.kw * p.c;
+        int64_t c = i % p.c, r = i / p.c;
+        int64_t ix = r % p.w;
+        r /= p.w;
+        int64_t iy = r % p.h, n = r / p.h;
+        T acc = 0;
+        for (int64_t kh = 0; kh < p.kh; kh++) {
+            int64_t ty = iy + p.pt - kh * p.dh;
+            if (ty < 0 || ty % p.sh != 0) continue;
+            int64_t oy = ty / p.sh;
+            if (oy >= p.oh) continue;
+            for (int64_t kw = 0; kw < p.kw; kw++) {
+                int64_t tx = ix + p.pl - kw * p.dw;
+                if (tx < 0 || tx % p.sw != 0) continue;
+                int64_t ox = tx / p.sw;
+                if (ox >= p.ow) continue;
+                acc += q.dcols[((n * p.oh + oy) * p.ow + ox) * kk + (kh * p.kw + kw) * p.c + c];
+            }
+        }
         q.o[i] = acc;
     }
 };

@@ -10,9 +10,11 @@
 ** sort.cuh and random.cuh hold their families' bodies and host sides
 ** (included below, after the helpers they use).
 ** An executor provides: E(ctx, name) with status(); run<F>(n, p);
-** alloc/release (scratch), copy (within the device), zero, flag() (an int
-** the bodies raise errors into) and check() (reports a raised flag now, or
-** leaves it to the next sync), gemm (float matmuls; UNIMPLEMENTED: use the
+** alloc/release (scratch), scratch_budget() (bytes of scratch a kernel
+** may take at once), copy (within the device), zero, read (device bytes to
+** the host, waiting for them), flag() (an int the bodies raise errors into)
+** and check() (reports a raised flag now, or leaves it to the next sync),
+** gemm (float matmuls, optionally adding into C; UNIMPLEMENTED: use the
 ** element-by-element body).
 **
 ** Host C++ only (never compiled for the device). The module cannot call the
@@ -120,6 +122,17 @@ inline ltf_status flag_error(ltf_ctx *ctx, const char *op, int code) {
         return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: integers to negative integer powers are not allowed", op);
     case ERR_INDEX:
         return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: an index is out of range (indices are 1-based)", op);
+    /* linalg.cuh: cpu/linalg.c's messages */
+    case ERR_CHOLESKY:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                    "%s: Cholesky decomposition was not successful. The input might not be valid.", op);
+    case ERR_INV_SINGULAR: return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: Input is not invertible.", op);
+    case ERR_SOLVE_SINGULAR: return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: Input matrix is not invertible.", op);
+    case ERR_EIGH:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                    "%s: Eigen decomposition was not successful. The input might not be valid.", op);
+    case ERR_SVD:
+        return fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: SVD did not converge. The input might not be valid.", op);
     default: return LTF_OK;
     }
 }
@@ -865,6 +878,47 @@ inline Win pool_plan(const int64_t *xd, const int64_t *yd, const ltf_attrs *a) {
     return p;
 }
 
+/* Below this many multiply-adds a convolution runs its direct body (one
+** launch); above, im2col columns and the executor's GEMM (cuBLAS). */
+static const int64_t CONV_DIRECT_MACS = (int64_t)1 << 20;
+
+/* conv2d (OP 0), its input (1) or filter (2) gradient as GEMMs over im2col
+** columns, whole images per chunk so the columns fit the executor's scratch
+** budget: y = cols @ f; df = sum over chunks of cols^T @ dy (accumulated);
+** dx = col2im(dy @ f^T), a gather. LTF_ERR_UNIMPLEMENTED, with nothing
+** written to the output, when the executor has no GEMM. */
+template <class E, class T>
+ltf_status conv_gemm(E &e, int op, int dt, const T *x, const T *f, const T *dy, T *o, const Win &p) {
+    int64_t kk = p.kh * p.kw * p.c, rows1 = p.oh * p.ow;   /* rows per image */
+    int64_t per_image = rows1 * kk * (int64_t)sizeof(T);
+    int64_t nb = per_image > 0 ? (int64_t)e.scratch_budget() / per_image : p.n;
+    if (nb < 1) nb = 1;
+    if (nb > p.n) nb = p.n;
+    size_t bytes = (size_t)(nb * rows1 * kk) * sizeof(T);
+    T *cols = (T *)e.alloc(bytes);
+    if (!cols) return e.status();
+    ltf_status st = LTF_OK;
+    for (int64_t n0 = 0; n0 < p.n && st == LTF_OK; n0 += nb) {
+        int64_t b = p.n - n0 < nb ? p.n - n0 : nb, rows = b * rows1;
+        ColsP<T> q = { x, cols, cols, p, n0 };
+        if (op != 1) st = e.template run<Im2colF<T> >(rows * kk, q);
+        if (st != LTF_OK) break;
+        if (op == 0)
+            st = e.gemm(dt, 0, 0, rows, p.o, kk, cols, 0, f, 0, o + n0 * rows1 * p.o, 0, 1);
+        else if (op == 2)
+            st = e.gemm(dt, 1, 0, kk, p.o, rows, cols, 0, dy + n0 * rows1 * p.o, 0, o, 0, 1, n0 > 0);
+        else {
+            st = e.gemm(dt, 0, 1, rows, kk, p.o, dy + n0 * rows1 * p.o, 0, f, 0, cols, 0, 1);
+            if (st == LTF_OK) {
+                q.o = o + n0 * p.h * p.w * p.c;
+                st = e.template run<Col2imF<T> >(b * p.h * p.w * p.c, q);
+            }
+        }
+    }
+    e.release(cols, bytes);
+    return st;
+}
+
 /* OP 0: conv2d(x, f), 1: conv2d_backprop_input(f, dy), 2: conv2d_backprop_filter(x, dy)
 ** (the three share def->code 0) */
 template <class E, int OP>
@@ -891,6 +945,10 @@ ltf_status k_conv(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, in
         q.dy = op == 0 ? NULL : ptr<T>(in[1]);                                                     \
         q.o = ptr<T>(o);                                                                           \
         q.p = p;                                                                                   \
+        if (p.n * p.oh * p.ow * p.o * p.kh * p.kw * p.c >= CONV_DIRECT_MACS) {                     \
+            ltf_status st = conv_gemm<E, T>(e, op, dt, q.x, q.f, q.dy, q.o, p);                    \
+            if (st != LTF_ERR_UNIMPLEMENTED) return st;                                            \
+        }                                                                                          \
         if (op == 0) return e.template run<ConvF<T> >(o->numel, q);                                \
         if (op == 1) return e.template run<ConvBackInputF<T> >(o->numel, q);                       \
         return e.template run<ConvBackFilterF<T> >(o->numel, q);                                   \
@@ -1321,8 +1379,9 @@ LTF_CU_KERNEL(k_optim) {
 
 }  // namespace ltf_cu
 
-/* Families whose host sides live in their own header (they use the helpers above). */
-#include "sort.cuh"
+#include "index.cuh"
+#include "linalg.cuh"   /* bodies and host sides: the latter use the helpers above */
+#include "sort.cuh"     /* bodies and host sides, as linalg.cuh */
 #include "random.cuh"
 
 namespace ltf_cu {
@@ -1330,6 +1389,7 @@ namespace ltf_cu {
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
+    if (const void *k = index_kernel_for<E>(op)) return k;
     if (op >= LTF_OP_ADD && op <= LTF_OP_ZETA) return (const void *)&k_binary<E>;
     switch (op) {
     case LTF_OP_NEG: case LTF_OP_ABS: case LTF_OP_SIGN: case LTF_OP_EXP: case LTF_OP_LOG: case LTF_OP_LOG1P:
@@ -1393,6 +1453,14 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_TOP_K: return (const void *)&k_top_k<E>;
     case LTF_OP_SEARCHSORTED: return (const void *)&k_searchsorted<E>;
     case LTF_OP_SORT_GRAD: return (const void *)&k_sort_grad<E>;
+    case LTF_OP_CHOLESKY: return (const void *)&k_cholesky<E>;
+    case LTF_OP_MATRIX_INVERSE: return (const void *)&k_inv<E>;
+    case LTF_OP_MATRIX_DETERMINANT: case LTF_OP_LOG_MATRIX_DETERMINANT: return (const void *)&k_det<E>;
+    case LTF_OP_MATRIX_SOLVE: return (const void *)&k_solve<E>;
+    case LTF_OP_MATRIX_TRIANGULAR_SOLVE: return (const void *)&k_triangular_solve<E>;
+    case LTF_OP_QR: return (const void *)&k_qr<E>;
+    case LTF_OP_SVD: return (const void *)&k_svd<E>;
+    case LTF_OP_SELF_ADJOINT_EIG: return (const void *)&k_eigh<E>;
     default: return NULL;
     }
 }

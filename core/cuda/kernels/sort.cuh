@@ -61,7 +61,7 @@ inline uint64_t skey_flip(int dt, int desc) {
 inline bool skey_wide(int dt) { return dt == DT_F64 || dt == DT_I64; }
 
 /* Keys of 'x' (raw bits) with each element's position in its row. */
-template <class K, class P> struct KeyP {
+template <class K, class P> struct SortKeyP {
     const void *x;
     K *k;
     P *pay;
@@ -69,8 +69,8 @@ template <class K, class P> struct KeyP {
     int dt, canon;
     K flip;
 };
-template <class K, class P> struct KeyF {
-    static LTF_HD void at(int64_t i, const KeyP<K, P> &p) {
+template <class K, class P> struct SortKeyF {
+    static LTF_HD void at(int64_t i, const SortKeyP<K, P> &p) {
         K key;
         switch (p.dt) {
         case DT_F32: key = (K)skey_f32(((const uint32_t *)p.x)[i], p.canon); break;
@@ -116,15 +116,15 @@ template <class K> struct UnkeyF {
 /* {==== Merge passes */
 /* One pass: rows of 'n' keys 'ks' (with payloads 'ps') made of sorted runs
 ** of width 'w' become rows of sorted runs of width 2w in 'kd'/'pd'. */
-template <class K, class P> struct MergeP {
+template <class K, class P> struct SortMergeP {
     const K *ks;
     const P *ps;
     K *kd;
     P *pd;
     int64_t n, w;
 };
-template <class K, class P> struct MergeF {
-    static LTF_HD void at(int64_t i, const MergeP<K, P> &p) {
+template <class K, class P> struct SortMergeF {
+    static LTF_HD void at(int64_t i, const SortMergeP<K, P> &p) {
         int64_t row = i / p.n, pos = i - row * p.n;
         const K *kr = p.ks + row * p.n;
         int64_t run = pos / p.w, s = (run - (run & 1)) * p.w;
@@ -289,8 +289,8 @@ template <class E, class K, class P>
 ltf_status merge_rows(E &e, SortBufs<K, P> &b, int64_t rows, int64_t n, int *which) {
     int cur = 0;
     for (int64_t w = 1; w < n; w *= 2) {
-        MergeP<K, P> m = { b.k[cur], b.p[cur], b.k[1 - cur], b.p[1 - cur], n, w };
-        ltf_status st = e.template run<MergeF<K, P> >(rows * n, m);
+        SortMergeP<K, P> m = { b.k[cur], b.p[cur], b.k[1 - cur], b.p[1 - cur], n, w };
+        ltf_status st = e.template run<SortMergeF<K, P> >(rows * n, m);
         if (st != LTF_OK) return st;
         cur = 1 - cur;
     }
@@ -326,8 +326,8 @@ ltf_status sort_keys_rows(E &e, const ltf_tensor *x, int64_t n, int desc, int ca
                           int *which) {
     int64_t count = x->numel, rows = count / n;
     if (!sort_bufs_alloc(e, b, count)) return e.status();
-    KeyP<K, uint32_t> kp = { LTF_DATA(x), b.k[0], b.p[0], n, (int)x->dtype, canon, (K)skey_flip(x->dtype, desc) };
-    ltf_status st = e.template run<KeyF<K, uint32_t> >(count, kp);
+    SortKeyP<K, uint32_t> kp = { LTF_DATA(x), b.k[0], b.p[0], n, (int)x->dtype, canon, (K)skey_flip(x->dtype, desc) };
+    ltf_status st = e.template run<SortKeyF<K, uint32_t> >(count, kp);
     if (st == LTF_OK) st = merge_rows(e, b, rows, n, which);
     if (st != LTF_OK) e.release(b.block, b.bytes);
     return st;

@@ -503,18 +503,27 @@ static void test_conv_pool() {
                            { LTF_PADDING_SAME, 2, 2, 1, 1 }, { LTF_PADDING_VALID, 2, 1, 1, 2 },
                            { LTF_PADDING_SAME, 1, 2, 2, 1 }, { LTF_PADDING_EXPLICIT, 2, 1, 1, 1 },
                            { LTF_PADDING_EXPLICIT, 1, 1, 2, 2 } };
+    /* small: the direct bodies; large: above CONV_DIRECT_MACS, im2col + GEMM
+    ** in chunks of 2 images (the host executor's 1 MiB scratch) */
+    for (int large = 0; large < 2; large++)
     for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 })
         for (const Case &c : cases) {
+            if (large && &c != &cases[0] && &c != &cases[2] && &c != &cases[6]) continue;
             ltf_attrs a = attrs();
             a.i[0] = c.pad;
             a.nints = c.pad == LTF_PADDING_EXPLICIT ? 8 : 4;
             a.ints[0] = c.sh; a.ints[1] = c.sw; a.ints[2] = c.dh; a.ints[3] = c.dw;
             a.ints[4] = 1; a.ints[5] = 2; a.ints[6] = 0; a.ints[7] = 1;
             std::vector<int64_t> xd = { 2, 7, 6, 3 }, fd = { 3, 2, 3, 4 };
+            if (large) {
+                xd = { 5, 40, 36, 8 };
+                fd = { 3, 3, 8, 32 };
+            }
             ltf_tensor *x = rand_tensor(dt, xd), *f = rand_tensor(dt, fd);
             std::vector<int64_t> yd = infer_shape(LTF_OP_CONV2D, { x, f }, &a);
             char what[96];
-            snprintf(what, sizeof what, "conv2d %s pad %d strides %lld,%lld dil %lld,%lld", ltf_dtype_name(dt), c.pad,
+            snprintf(what, sizeof what, "conv2d%s %s pad %d strides %lld,%lld dil %lld,%lld", large ? " (gemm)" : "",
+                     ltf_dtype_name(dt), c.pad,
                      (long long)c.sh, (long long)c.sw, (long long)c.dh, (long long)c.dw);
             double rt = dt == LTF_DTYPE_FLOAT32 ? 1e-5 : 1e-12, at = dt == LTF_DTYPE_FLOAT32 ? 2e-4 : 1e-11;
             ltf_tensor_retain(x);
