@@ -121,6 +121,7 @@ ltf_ctx *ltf_ctx_new_with_allocator(const ltf_allocator *a) {
     ctx->ndevices = -1;             /* looked up on first use (device.c) */
     ctx->scope_type = -1;
     ctx->graph_limit = default_graph_limit();
+    ctx->core_api = &ltf_core_api_table;   /* device modules (and their host builds) call the engine through it */
     ltf_pool_init(&ctx->pool, default_threads());
     ltf_ctx_set_seed(ctx, 0x9E3779B97F4A7C15ull);
     return ctx;

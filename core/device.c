@@ -45,7 +45,7 @@ const char *ltf_device_str(ltf_device_type type, int ordinal, char *buf) {
 }
 
 /* {==== Modules */
-static const ltf_core_api core_api = { ltf_op_name, ltf_op_get, ltf_half_cpu_native };
+const ltf_core_api ltf_core_api_table = { ltf_op_name, ltf_op_get, ltf_ctx_rand64, ltf_half_cpu_native };
 
 /* RTLD_NODELETE: a module stays mapped once loaded, though each context
 ** still counts its handle. The CUDA module's libraries (cuBLAS, NVRTC, the
@@ -110,7 +110,6 @@ static void find_devices(ltf_ctx *ctx) {
     ctx->kernel_stats = stats;
     ctx->device_module = h;
     ctx->device_open = sym;
-    ctx->core_api = &core_api;
     ctx->ndevices = n < LTF_MAX_DEVICES ? n : LTF_MAX_DEVICES;
 }
 

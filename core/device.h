@@ -14,8 +14,11 @@
 typedef struct ltf_core_api {
     const char *(*op_name)(ltf_op_id op);
     const ltf_op_def *(*op_def)(ltf_op_id op);   /* NULL out of range */
+    uint64_t (*rand64)(ltf_ctx *ctx);            /* next 64 bits of the context's generator */
     int (*half_native)(ltf_op_id op);            /* ltf_half_cpu_native (half.h) */
 } ltf_core_api;
+/* The table every context points at ('ctx->core_api', set by ltf_ctx_new). */
+LTF_INTERNAL extern const ltf_core_api ltf_core_api_table;
 
 /* "/gpu:0" style name of a device into 'buf' (returned). */
 #define LTF_DEVICE_STR 24

@@ -512,7 +512,14 @@ ltf_status ltf_graph_lift(ltf_ctx *ctx, ltf_tensor *t, ltf_tensor **out) {
             dyn[i] |= dyn[nd->in[k].node];
         }
         int n = 0;
+        int scope = ctx->scope_type, scope_ordinal = ctx->scope_ordinal;
+        if (nd->device >= 0) {   /* where it was traced, as plan.c runs placed nodes */
+            ctx->scope_type = nd->device;
+            ctx->scope_ordinal = nd->ordinal;
+        }
         st = ltf_op_run(ctx, nd->op, in, nd->nin, nd->attrs, vals[i], nd->nout, &n);
+        ctx->scope_type = scope;
+        ctx->scope_ordinal = scope_ordinal;
         if (in != in_stack) free(in);
     }
     ltf_ctx_pause_tapes(ctx, 0);

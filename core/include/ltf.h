@@ -436,8 +436,9 @@ LTF_API ltf_tensor *ltf_graph_node_value(const ltf_graph *g, int i);
 enum { LTF_GRAPH_RUN_PLAN = 0, LTF_GRAPH_RUN_TAPE = 1, LTF_GRAPH_RUN_TRACE = 2 };
 LTF_API int         ltf_graph_run_mode(const ltf_ctx *ctx);
 /* The value of symbolic 't' of the graph being traced, computed now from
-** the nodes it depends on (no placeholder among them): what tf.Variable does
-** with an initial value made inside a trace. '*out' is a new reference. */
+** the nodes it depends on (no placeholder among them), each on the device
+** it was traced for (its tf.device scope): what tf.Variable does with an
+** initial value made inside a trace. '*out' is a new reference. */
 LTF_API ltf_status  ltf_graph_lift(ltf_ctx *ctx, ltf_tensor *t, ltf_tensor **out);
 /* }==== */
 

@@ -7,6 +7,8 @@
 **               cuBLAS for float matmuls (libltf_cuda.so);
 **   host.cpp    HostExec: a plain loop over every index on host memory
 **               (libltf_gpu_host.a: tests, the simulated GPU).
+** sort.cuh and random.cuh hold their families' bodies and host sides
+** (included below, after the helpers they use).
 ** An executor provides: E(ctx, name) with status(); run<F>(n, p);
 ** alloc/release (scratch), scratch_budget() (bytes of scratch a kernel
 ** may take at once), copy (within the device), zero, read (device bytes to
@@ -1410,6 +1412,8 @@ LTF_CU_KERNEL(k_optim) {
 
 #include "index.cuh"
 #include "linalg.cuh"   /* bodies and host sides: the latter use the helpers above */
+#include "sort.cuh"     /* bodies and host sides, as linalg.cuh */
+#include "random.cuh"
 
 namespace ltf_cu {
 
@@ -1470,6 +1474,16 @@ template <class E> const void *kernel_for(int op) {
     case LTF_OP_RANGE: return (const void *)&k_range<E>;
     case LTF_OP_LINSPACE: return (const void *)&k_linspace<E>;
     case LTF_OP_EYE: return (const void *)&k_eye<E>;
+    case LTF_OP_RANDOM_NORMAL: case LTF_OP_TRUNCATED_NORMAL: return (const void *)&k_random_normal<E>;
+    case LTF_OP_RANDOM_UNIFORM: return (const void *)&k_random_uniform<E>;
+    case LTF_OP_RANDOM_GAMMA: return (const void *)&k_random_gamma<E>;
+    case LTF_OP_CATEGORICAL: return (const void *)&k_categorical<E>;
+    case LTF_OP_RANDOM_SHUFFLE: return (const void *)&k_random_shuffle<E>;
+    case LTF_OP_DROPOUT_NOISE: return (const void *)&k_dropout_noise<E>;
+    case LTF_OP_SORT: case LTF_OP_ARGSORT: return (const void *)&k_sort<E>;
+    case LTF_OP_TOP_K: return (const void *)&k_top_k<E>;
+    case LTF_OP_SEARCHSORTED: return (const void *)&k_searchsorted<E>;
+    case LTF_OP_SORT_GRAD: return (const void *)&k_sort_grad<E>;
     case LTF_OP_CHOLESKY: return (const void *)&k_cholesky<E>;
     case LTF_OP_MATRIX_INVERSE: return (const void *)&k_inv<E>;
     case LTF_OP_MATRIX_DETERMINANT: case LTF_OP_LOG_MATRIX_DETERMINANT: return (const void *)&k_det<E>;
