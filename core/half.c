@@ -42,6 +42,18 @@ int ltf_half_cpu_native(ltf_op_id op) {
 /* {==== Staging through float32 */
 #define STACK_N 8
 
+/* Ops whose attribute i[0] names their output's dtype (ltf_ops/init_ops.h,
+** random.h): staged, they are told float32 (the CPU kernels read the dtype
+** from their output tensor, device kernels may check the attribute). */
+static int dtype_attr_op(ltf_op_id op) {
+    switch (op) {
+    case LTF_OP_FILL: case LTF_OP_RANGE: case LTF_OP_LINSPACE: case LTF_OP_EYE: case LTF_OP_RANDOM_NORMAL:
+    case LTF_OP_RANDOM_UNIFORM: case LTF_OP_TRUNCATED_NORMAL:
+        return 1;
+    default: return 0;
+    }
+}
+
 /* 'src' converted into 'dst' (same shape, same device) by the device's
 ** cast kernel: float16/bfloat16 <-> float32 either way. */
 static ltf_status convert(ltf_ctx *ctx, ltf_kernel_fn cast, ltf_tensor *src, ltf_tensor *dst) {
@@ -101,6 +113,12 @@ ltf_status ltf_half_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_k
             return ltf_fail(ctx, LTF_ERR_UNIMPLEMENTED, "%s: %s cannot convert float16/bfloat16 to float32",
                             def->name, ltf_device_str(type, ordinal, name));
         }
+    }
+    ltf_attrs f32_attrs;
+    if (a && dtype_attr_op(op) && ltf_half_is((ltf_dtype)a->i[0])) {
+        f32_attrs = *a;
+        f32_attrs.i[0] = LTF_DTYPE_FLOAT32;
+        a = &f32_attrs;
     }
     int alloc = n > 0 && !out[0];   /* the kernel allocates its outputs (LTF_OP_KERNEL_ALLOCATES, not given them) */
     ltf_tensor *stack_in[STACK_N], *stack_out[STACK_N], *stack_old[STACK_N];

@@ -89,10 +89,8 @@ static inline float ltf_half_bf16_float(uint16_t h) {
 ** as they are. On failure nothing changes: variables keep their values.
 ** Outputs passed as NULL (LTF_OP_KERNEL_ALLOCATES ops' kernels allocate
 ** them) are set here as the kernel set them (rounded when their type is
-** half). Ops with a dtype attribute (cast's
-** target, fill/range/linspace/eye/random's i[0]) need nothing more: their
-** kernels take the dtype from the output tensor they are given, a float32
-** one here. */
+** half). Ops whose attribute i[0] names the output's dtype (fill, range,
+** linspace, eye, the random ops) get it as float32; cast is native. */
 LTF_INTERNAL ltf_status ltf_half_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_kernel_fn kernel,
                                      ltf_device_type type, int ordinal, ltf_tensor *const *in, int nin,
                                      const ltf_attrs *a, const ltf_type *types, ltf_tensor **out, int n);
