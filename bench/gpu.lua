@@ -105,8 +105,7 @@ on_gpu(function()
     result(small and "copy_4mi_bandwidth" or "copy_1gib_bandwidth", 2 * 4 * n / c / 1e9, "GB/s")
   end
 
-  -- an MLP training step's forward and backward at batch 256 (784-512-10);
-  -- the convnet step needs conv2d on the GPU (not yet: it falls back to the CPU)
+  -- an MLP training step's forward and backward at batch 256 (784-512-10)
   do
     local x = G(tf.random.normal({256, 784}, {dtype = tf.float32, seed = 4}))
     local labels = G(tf.constant((function() local t = {} for i = 1, 256 do t[i] = (i % 10) + 1 end return t end)()))
@@ -130,5 +129,39 @@ on_gpu(function()
       sync(g[1])
     end)
     result("mlp_step_b256", t * 1e6, "us")
+  end
+
+  -- the classic MNIST convnet's training step (forward, backward, SGD update)
+  -- at batch 256: conv 3x3x32 relu, max-pool 2, conv 3x3x64 relu, max-pool 2,
+  -- dense 1600 -> 10, sparse softmax cross-entropy
+  do
+    local b = small and 32 or 256
+    local x = G(tf.random.uniform({b, 28, 28, 1}, {dtype = tf.float32, seed = 7}))
+    local labels = G(tf.constant((function() local t = {} for i = 1, b do t[i] = (i % 10) + 1 end return t end)()))
+    local k1 = tf.Variable(tf.random.normal({3, 3, 1, 32}, {dtype = tf.float32, seed = 8}) * 0.3)
+    local c1 = tf.Variable(tf.zeros({32}))
+    local k2 = tf.Variable(tf.random.normal({3, 3, 32, 64}, {dtype = tf.float32, seed = 9}) * 0.06)
+    local c2 = tf.Variable(tf.zeros({64}))
+    local w = tf.Variable(tf.random.normal({1600, 10}, {dtype = tf.float32, seed = 10}) * 0.03)
+    local c3 = tf.Variable(tf.zeros({10}))
+    local vars = {k1, c1, k2, c2, w, c3}
+    local function step()
+      local tape = tf.GradientTape()
+      local loss = tape:record(function()
+        local h = tf.nn.max_pool2d(tf.nn.relu(tf.nn.conv2d(x, k1, 1, "VALID") + c1), 2, 2, "VALID")
+        h = tf.nn.max_pool2d(tf.nn.relu(tf.nn.conv2d(h, k2, 1, "VALID") + c2), 2, 2, "VALID")
+        local logits = tf.matmul(tf.reshape(h, {b, 1600}), w) + c3
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+      end)
+      local g = tape:gradient(loss, vars)
+      for i, v in ipairs(vars) do v:assign_sub(g[i] * 0.01) end
+      return loss
+    end
+    local t = timing.timed(function(n)
+      local loss
+      for _ = 1, n do loss = step() end
+      sync(loss)
+    end)
+    result(small and "convnet_step_b32" or "convnet_step_b256", t * 1e6, "us")
   end
 end)

@@ -125,3 +125,28 @@ def mlp(n):
         loss = torch.nn.functional.cross_entropy(h @ w2 + b2, lab)
         torch.autograd.grad(loss, [w1, b1, w2, b2])
 result("mlp_step_b256", timed(mlp) * 1e6, "us")
+
+# the classic MNIST convnet's training step at batch 256, as bench/gpu.lua's
+# (PyTorch's native NCHW layout, cuDNN convolutions; SGD update in place)
+xc = torch.rand(256, 1, 28, 28, device=dev)
+labc = torch.arange(256, device=dev) % 10
+k1 = (torch.randn(32, 1, 3, 3, device=dev) * 0.3).requires_grad_()
+c1 = torch.zeros(32, device=dev, requires_grad=True)
+k2 = (torch.randn(64, 32, 3, 3, device=dev) * 0.06).requires_grad_()
+c2 = torch.zeros(64, device=dev, requires_grad=True)
+wc = (torch.randn(1600, 10, device=dev) * 0.03).requires_grad_()
+c3 = torch.zeros(10, device=dev, requires_grad=True)
+cvars = [k1, c1, k2, c2, wc, c3]
+
+
+def convnet(n):
+    F = torch.nn.functional
+    for _ in range(n):
+        h = F.max_pool2d(torch.relu(F.conv2d(xc, k1, c1)), 2)
+        h = F.max_pool2d(torch.relu(F.conv2d(h, k2, c2)), 2)
+        loss = F.cross_entropy(h.reshape(256, 1600) @ wc + c3, labc)
+        grads = torch.autograd.grad(loss, cvars)
+        with torch.no_grad():
+            for v, g in zip(cvars, grads):
+                v.sub_(g * 0.01)
+result("convnet_step_b256", timed(convnet) * 1e6, "us")

@@ -62,6 +62,25 @@ template <class T> struct ConvF {
     }
 };
 
+/* Calls f(oy, ox, kh, kw) for each (output pixel, filter tap) pair that
+** reads input pixel (iy, ix), taps in row-major order: the order both
+** input-gradient gathers (ConvBackInputF, Col2imF) sum in. */
+template <class F> LTF_HD void for_each_reader(const Win &p, int64_t iy, int64_t ix, F &f) {
+    for (int64_t kh = 0; kh < p.kh; kh++) {
+        int64_t ty = iy + p.pt - kh * p.dh;
+        if (ty < 0 || ty % p.sh != 0) continue;
+        int64_t oy = ty / p.sh;
+        if (oy >= p.oh) continue;
+        for (int64_t kw = 0; kw < p.kw; kw++) {
+            int64_t tx = ix + p.pl - kw * p.dw;
+            if (tx < 0 || tx % p.sw != 0) continue;
+            int64_t ox = tx / p.sw;
+            if (ox >= p.ow) continue;
+            f(oy, ox, kh, kw);
+        }
+    }
+}
+
 /* dx[n, iy, ix, c] = sum over taps (kh, kw) and output channels oc of
 ** dy[n, oy, ox, oc] * f[kh, kw, c, oc], for the output pixels (oy, ox) whose
 ** tap (kh, kw) reads (iy, ix) */
@@ -73,21 +92,12 @@ template <class T> struct ConvBackInputF {
         r /= p.w;
         int64_t iy = r % p.h, n = r / p.h;
         T acc = 0;
-        for (int64_t kh = 0; kh < p.kh; kh++) {
-            int64_t ty = iy + p.pt - kh * p.dh;
-            if (ty < 0 || ty % p.sh != 0) continue;
-            int64_t oy = ty / p.sh;
-            if (oy >= p.oh) continue;
-            for (int64_t kw = 0; kw < p.kw; kw++) {
-                int64_t tx = ix + p.pl - kw * p.dw;
-                if (tx < 0 || tx % p.sw != 0) continue;
-                int64_t ox = tx / p.sw;
-                if (ox >= p.ow) continue;
-                const T *g = q.dy + ((n * p.oh + oy) * p.ow + ox) * p.o;
-                const T *fr = q.f + ((kh * p.kw + kw) * p.c + c) * p.o;
-                for (int64_t oc = 0; oc < p.o; oc++) acc += g[oc] * fr[oc];
-            }
-        }
+        auto add = [&](int64_t oy, int64_t ox, int64_t kh, int64_t kw) {
+            const T *g = q.dy + ((n * p.oh + oy) * p.ow + ox) * p.o;
+            const T *fr = q.f + ((kh * p.kw + kw) * p.c + c) * p.o;
+            for (int64_t oc = 0; oc < p.o; oc++) acc += g[oc] * fr[oc];
+        };
+        for_each_reader(p, iy, ix, add);
         q.o[i] = acc;
     }
 };
@@ -157,19 +167,10 @@ template <class T> struct Col2imF {
         r /= p.w;
         int64_t iy = r % p.h, n = r / p.h;
         T acc = 0;
-        for (int64_t kh = 0; kh < p.kh; kh++) {
-            int64_t ty = iy + p.pt - kh * p.dh;
-            if (ty < 0 || ty % p.sh != 0) continue;
-            int64_t oy = ty / p.sh;
-            if (oy >= p.oh) continue;
-            for (int64_t kw = 0; kw < p.kw; kw++) {
-                int64_t tx = ix + p.pl - kw * p.dw;
-                if (tx < 0 || tx % p.sw != 0) continue;
-                int64_t ox = tx / p.sw;
-                if (ox >= p.ow) continue;
-                acc += q.dcols[((n * p.oh + oy) * p.ow + ox) * kk + (kh * p.kw + kw) * p.c + c];
-            }
-        }
+        auto add = [&](int64_t oy, int64_t ox, int64_t kh, int64_t kw) {
+            acc += q.dcols[((n * p.oh + oy) * p.ow + ox) * kk + (kh * p.kw + kw) * p.c + c];
+        };
+        for_each_reader(p, iy, ix, add);
         q.o[i] = acc;
     }
 };
