@@ -24,9 +24,12 @@
 ** device policy, its default), or refused under the "explicit" policy with
 ** a message naming the op and both devices. On a device whose backend has
 ** no kernel for the op (backend->kernel NULL), or for ops that size their
-** outputs themselves (LTF_OP_KERNEL_ALLOCATES) unless inference knew every
-** output's shape and the backend has a device body, the op runs on the host
-** over copies of its inputs and its outputs are copied back: soft placement.
+** outputs themselves (LTF_OP_KERNEL_ALLOCATES) when the backend has no
+** device body for them (an emulated CPU kernel would allocate on the host),
+** the op runs on the host over copies of its inputs and its outputs are
+** copied back: soft placement. A device body of such an op gets its outputs
+** allocated when inference knew every shape, else out[] NULL: it sizes and
+** allocates them itself on the device (ctx->core_api).
 */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -45,7 +48,8 @@ const char *ltf_device_str(ltf_device_type type, int ordinal, char *buf) {
 }
 
 /* {==== Modules */
-const ltf_core_api ltf_core_api_table = { ltf_op_name, ltf_op_get, ltf_ctx_rand64, ltf_half_cpu_native };
+const ltf_core_api ltf_core_api_table = { ltf_op_name, ltf_op_get, ltf_ctx_rand64, ltf_half_cpu_native,
+                                           ltf_shape_check, ltf_tensor_empty_on, ltf_tensor_release };
 
 /* RTLD_NODELETE: a module stays mapped once loaded, though each context
 ** still counts its handle. The CUDA module's libraries (cuBLAS, NVRTC, the
@@ -505,13 +509,15 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
                         host_alloc);
         goto done;
     }
-    /* an op that sizes its outputs itself runs a device body too when the
-    ** inference knew every output's shape (sequence_mask with 'maxlen'
-    ** given): its outputs are allocated here, as for any op (never for an
-    ** emulated CPU kernel, which would allocate them on the host) */
-    if (k && (host_alloc || (all_known(types, n) && (!be->kernel_kind ||
-                                                     be->kernel_kind(be->bctx, op) == LTF_KERNEL_DEVICE)))) {
-        st = run_kernel(ctx, def, op, k, tmp, nin, a, types, n, out, type, ordinal, 1);
+    /* an op that sizes its outputs itself runs a device body too (never an
+    ** emulated CPU kernel, which would allocate them on the host): with its
+    ** outputs allocated here when inference knew every shape (sequence_mask
+    ** with 'maxlen' given), else with out[] NULL: the body computes the
+    ** sizes on the device, reads them back and allocates the outputs on the
+    ** device through ctx->core_api (where_indices, unique, bincount,
+    ** segment_*) */
+    if (k && (host_alloc || !be->kernel_kind || be->kernel_kind(be->bctx, op) == LTF_KERNEL_DEVICE)) {
+        st = run_kernel(ctx, def, op, k, tmp, nin, a, types, n, out, type, ordinal, host_alloc || all_known(types, n));
         if (st == LTF_OK)
             count_kernel(ctx, op, be->kernel_kind && be->kernel_kind(be->bctx, op) == LTF_KERNEL_EMULATED
                                       ? LTF_KERNEL_RAN_EMULATED : LTF_KERNEL_RAN_DEVICE);

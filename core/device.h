@@ -16,6 +16,14 @@ typedef struct ltf_core_api {
     const ltf_op_def *(*op_def)(ltf_op_id op);   /* NULL out of range */
     uint64_t (*rand64)(ltf_ctx *ctx);            /* next 64 bits of the context's generator */
     int (*half_native)(ltf_op_id op);            /* ltf_half_cpu_native (half.h) */
+    /* Kernels that size their outputs themselves (LTF_OP_KERNEL_ALLOCATES)
+    ** make them with these: ltf_shape_check, ltf_tensor_empty_on (a tensor
+    ** on 'type':'ordinal'; NULL with the context's failure set) and
+    ** ltf_tensor_release (what they made, on a later failure). */
+    ltf_status (*shape_check)(ltf_ctx *ctx, const char *op, ltf_dtype dt, int rank, const int64_t *dims);
+    ltf_tensor *(*tensor_empty_on)(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t *dims, ltf_device_type type,
+                                   int ordinal, const char *what);
+    void (*tensor_release)(ltf_tensor *t);
 } ltf_core_api;
 /* The table every context points at ('ctx->core_api', set by ltf_ctx_new). */
 LTF_INTERNAL extern const ltf_core_api ltf_core_api_table;

@@ -385,7 +385,9 @@ static ltf_status sim_kernel(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
     }
     const struct body *b = body_of(d, def);
     ltf_kernel_fn fn = b && b->fn ? b->fn : def->kernel[LTF_DEVICE_CPU];
-    if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE)) || d->draining) {
+    /* stateful ops, and a body that allocates its outputs (out[] NULL: it
+    ** reads sizes back from the device, a sync), run now */
+    if ((def->flags & (LTF_OP_STATEFUL | LTF_OP_RESOURCE)) || d->draining || (nout > 0 && !out[0])) {
         if (d->capturing) d->cap_bad = 1;    /* runs now: not part of a replay */
         drain(d);                            /* reads state now: run in order, now */
         int was = d->draining;

@@ -1414,12 +1414,14 @@ LTF_CU_KERNEL(k_optim) {
 #include "linalg.cuh"   /* bodies and host sides: the latter use the helpers above */
 #include "sort.cuh"     /* bodies and host sides, as linalg.cuh */
 #include "random.cuh"
+#include "alloc.cuh"    /* ops sizing their outputs: bodies and host sides */
 
 namespace ltf_cu {
 
 /* The kernel of op 'op' for executor E, as an ltf_kernel_fn; NULL when
 ** the device has none (the engine runs the CPU's over copies). */
 template <class E> const void *kernel_for(int op) {
+    if (const void *k = alloc_kernel_for<E>(op)) return k;
     if (const void *k = index_kernel_for<E>(op)) return k;
     if (op >= LTF_OP_ADD && op <= LTF_OP_ZETA) return (const void *)&k_binary<E>;
     switch (op) {
