@@ -101,7 +101,7 @@ describe("tf.sort", function()
     assert.tf_error("InvalidArgumentError", "'axis' 3 is out of range for rank 2", tf.sort, {{1, 2}}, 3)
     assert.tf_error("InvalidArgumentError", "scalar", tf.sort, tf.constant(1.5))
     assert.tf_error("TypeError", "sort: unknown option 'axes'", tf.sort, {1, 2}, {axes = 1})
-    assert.tf_error("TypeError", "expected float32, float64, int32, int64 or uint8", tf.sort, {"b", "a"})
+    assert.tf_error("TypeError", "expected float32, float64, float16, bfloat16, int32, int64 or uint8", tf.sort, {"b", "a"})
   end)
 
   it("blames the caller's line", function()

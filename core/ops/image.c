@@ -24,10 +24,11 @@ static ltf_status check_image(ltf_ctx *ctx, const ltf_op_def *def, const char *a
     if (t->rank != LTF_UNKNOWN_RANK && t->rank != 4)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must be 4-D (batch, height, width, channels), got shape %s",
                         def->name, arg, ltf_shape_str(t->rank, t->dims, s, sizeof s));
-    if (floats ? (t->dtype != LTF_DTYPE_FLOAT32 && t->dtype != LTF_DTYPE_FLOAT64)
+    if (floats ? (t->dtype != LTF_DTYPE_FLOAT32 && t->dtype != LTF_DTYPE_FLOAT64 && t->dtype != LTF_DTYPE_FLOAT16 &&
+                  t->dtype != LTF_DTYPE_BFLOAT16)
                : (t->dtype == LTF_DTYPE_STRING || t->dtype == LTF_DTYPE_BOOL))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: '%s' has dtype %s, expected %s", def->name, arg,
-                        ltf_dtype_name(t->dtype), floats ? "float32 or float64" : "a numeric dtype");
+                        ltf_dtype_name(t->dtype), floats ? "a float dtype" : "a numeric dtype");
     if (t->rank == 4 && (t->dims[1] == 0 || t->dims[2] == 0))
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must have a non-zero height and width, got shape %s",
                         def->name, arg, ltf_shape_str(t->rank, t->dims, s, sizeof s));

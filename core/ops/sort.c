@@ -25,14 +25,18 @@ static int is_real(ltf_dtype dt) {
     return dt == LTF_DTYPE_FLOAT32 || dt == LTF_DTYPE_FLOAT64 || dt == LTF_DTYPE_INT32 || dt == LTF_DTYPE_INT64;
 }
 
+/* float16/bfloat16: ordered, summed and maxed through float32 copies (half.c) */
+static int is_half(ltf_dtype dt) { return dt == LTF_DTYPE_FLOAT16 || dt == LTF_DTYPE_BFLOAT16; }
+
 static int is_index(ltf_dtype dt) {
     return dt == LTF_DTYPE_INT32 || dt == LTF_DTYPE_INT64;
 }
 
 /* Sortable: numbers, uint8 and bool. */
 static ltf_status need_sortable(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, ltf_dtype dt) {
-    if (is_real(dt) || dt == LTF_DTYPE_UINT8) return LTF_OK;
-    return ltf_fail(ctx, LTF_ERR_TYPE, "%s: '%s' has dtype %s, expected float32, float64, int32, int64 or uint8",
+    if (is_real(dt) || dt == LTF_DTYPE_UINT8 || is_half(dt)) return LTF_OK;
+    return ltf_fail(ctx, LTF_ERR_TYPE,
+                    "%s: '%s' has dtype %s, expected float32, float64, float16, bfloat16, int32, int64 or uint8",
                     def->name, arg, ltf_dtype_name(dt));
 }
 
@@ -193,8 +197,9 @@ static ltf_status infer_bincount(INFER_ARGS) {
 static ltf_status infer_segment(INFER_ARGS) {
     (void)nin; (void)maxout;
     const ltf_tensor *data = in[0], *ids = in[1];
-    if (!is_real(data->dtype))
-        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'data' has dtype %s, expected float32, float64, int32 or int64",
+    if (!is_real(data->dtype) && !is_half(data->dtype))
+        return ltf_fail(ctx, LTF_ERR_TYPE,
+                        "%s: 'data' has dtype %s, expected float32, float64, float16, bfloat16, int32 or int64",
                         def->name, ltf_dtype_name(data->dtype));
     if (!is_index(ids->dtype))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'segment_ids' has dtype %s, expected int32 or int64", def->name,
@@ -218,8 +223,8 @@ static ltf_status infer_segment(INFER_ARGS) {
 static ltf_status infer_sort_grad(INFER_ARGS) {
     (void)nin; (void)maxout; (void)a;
     const ltf_tensor *g = in[0], *idx = in[1], *x = in[2];
-    if (g->dtype != LTF_DTYPE_FLOAT32 && g->dtype != LTF_DTYPE_FLOAT64)
-        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'g' has dtype %s, expected float32 or float64", def->name,
+    if (g->dtype != LTF_DTYPE_FLOAT32 && g->dtype != LTF_DTYPE_FLOAT64 && !is_half(g->dtype))
+        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'g' has dtype %s, expected a float dtype", def->name,
                         ltf_dtype_name(g->dtype));
     if (!is_index(idx->dtype))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'indices' has dtype %s, expected int32 or int64", def->name,

@@ -135,7 +135,7 @@ describe("sorting on the GPU", function()
     local x = tf.constant({{1.0, 2.0, 3.0}}):gpu()
     assert.tf_error("InvalidArgumentError", "top_k: input (1, 3) must have at least k = 4 columns (last axis)",
                     function() tf.device("/gpu:0", function() return tf.math.top_k(x, 4) end) end)
-    assert.tf_error("TypeError", "expected float32, float64, int32, int64 or uint8",
+    assert.tf_error("TypeError", "expected float32, float64, float16, bfloat16, int32, int64 or uint8",
                     function() tf.device("/gpu:0", function() return tf.sort(tf.constant({true, false}):gpu()) end) end)
   end)
 end)
