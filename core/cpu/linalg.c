@@ -388,10 +388,11 @@ ltf_status ltf_cpu_linalg_svd(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     ltf_status st = work ? LTF_OK : ctx->last_status;
     for (int64_t b = 0; st == LTF_OK && b < batch; b++) {
         transpose_copy(buf, x + b * mat * es, m, n, es);
-        /* a NaN in the input: NaN results, as TensorFlow's, without calling
-        ** gesdd (which would print a complaint about it on stderr) */
+        /* a NaN or an infinity in the input: NaN results, as TensorFlow's,
+        ** without calling gesdd (which prints a complaint about a NaN on
+        ** stderr, and never returns on some infinities: libFuzzer found it) */
         info = 0;
-        for (size_t i = 0; i < mat && !info; i++) info = isnan(get(buf, (int64_t)i, f64)) ? -4 : 0;
+        for (size_t i = 0; i < mat && !info; i++) info = isfinite(get(buf, (int64_t)i, f64)) ? 0 : -4;
         if (!info)
             LAPACK(f64, gesdd)(jobz, &Mi, &Ni, buf, &Mi, S + (size_t)(b * p) * es, U, &ldu, VT, &ldvt, work, &lwork,
                                iwork, &info, 1);
@@ -400,7 +401,7 @@ ltf_status ltf_cpu_linalg_svd(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
                           def->name);
             break;
         }
-        if (info == -4) {   /* a NaN in the input: NaN results, as TensorFlow's */
+        if (info == -4) {   /* not finite: NaN results */
             for (int64_t i = 0; i < p; i++) set(S, b * p + i, NAN, f64);
             for (int64_t i = 0; uv && i < m * uc; i++) set(Uo, b * m * uc + i, NAN, f64);
             for (int64_t i = 0; uv && i < n * vc; i++) set(Vo, b * n * vc + i, NAN, f64);
@@ -440,9 +441,9 @@ ltf_status ltf_cpu_linalg_eigh(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *
     char *E = LTF_DATA(out[0]), *V = LTF_DATA(out[1]);
     for (int64_t b = 0; st == LTF_OK && b < batch; b++) {
         memcpy(buf, x + b * mat * es, mat * es);   /* row-major lower = column-major upper */
-        int has_nan = 0;   /* syevd does not check: NaN in, NaN out */
+        int has_nan = 0;   /* syevd does not check: NaN or infinity in, NaN out (as svd) */
         for (int64_t i = 0; i < n && !has_nan; i++)
-            for (int64_t j = 0; j <= i; j++) has_nan |= isnan(get(buf, i * n + j, f64));
+            for (int64_t j = 0; j <= i; j++) has_nan |= !isfinite(get(buf, i * n + j, f64));
         if (has_nan) {
             for (int64_t i = 0; i < n; i++) set(E, b * n + i, NAN, f64);
             for (int64_t i = 0; i < n * n; i++) set(V, b * n * n + i, NAN, f64);

@@ -311,6 +311,17 @@ describe("NaN inputs", function()
       for _, x in ipairs(tf.reshape(t, {-1}):totable()) do assert.is_true(x ~= x) end
     end
   end)
+  it("so do infinities (LAPACK's gesdd never returned on some: the Lua fuzzer, seed 92090)", function()
+    local inf = 1 / 0
+    local s, u, v = tf.linalg.svd(tf.constant({{-3.34, -inf, 1.15}, {-3.64, -1.51, 3.73}, {0, -0.77, 3.15},
+                                               {-2.02, -1.27, -1.32}}, tf.float32))
+    local e = tf.linalg.eigh(tf.constant({{inf, 1}, {1, 3}}, F64))
+    for _, t in ipairs({s, u, v, e}) do
+      for _, x in ipairs(tf.reshape(t, {-1}):totable()) do assert.is_true(x ~= x) end
+    end
+    local p = tf.linalg.pinv(tf.constant({{inf, 3.9}, {-inf, 1.5}, {2.12, -0.6}}))
+    for _, x in ipairs(tf.reshape(p, {-1}):totable()) do assert.is_true(x ~= x) end
+  end)
 end)
 
 describe("tf.linalg.eigh", function()

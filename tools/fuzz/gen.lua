@@ -114,7 +114,8 @@ local STRINGS = {'""', '"float32"', '"float64"', '"int32"', '"int64"', '"uint8"'
   '"string"', '"resource"', '"float16"', '"VALID"', '"SAME"', '"none"', '"zero"', '"/cpu:0"',
   '"/gpu:0"', '"/gpu:7"', '"..."', '":"', '"x"', '"a b"', '"\\0"', '"%s%d%n"', '("x"):rep(5000)',
   '"\\xff\\xfe"', '"axis"', '"relu"', '"NHWC"', '"error"', '"warn"', '"1"', '"-1"', '"nan"'}
-local DTYPES = {"tf.float32", "tf.float64", "tf.int32", "tf.int64", "tf.uint8", "tf.bool", "tf.string"}
+local DTYPES = {"tf.float32", "tf.float64", "tf.int32", "tf.int64", "tf.uint8", "tf.bool", "tf.string",
+  "tf.float16", "tf.bfloat16"}
 local ODD_DTYPES = {"tf.dtypes._by_enum[5]", "tf.dtypes._by_enum[1]", "tf.dtypes._by_enum[7]",
   '"resource"', '"float16"', '"int8"', "tf.DType", "3", '"Float32"'}
 local SPECIALS = {"tf.all", "tf.newaxis", "tf.ellipsis", "tf.None", "H.ud()", "H.sentinel()",
@@ -567,7 +568,8 @@ function Gen:typed_dtype(name)
   if INT_OPS[name] then return self:pick({"int32", "int64", "uint8"}) end
   if BOOL_OPS[name] then return "bool" end
   if STRING_OPS[name] then return "string" end
-  return self:wpick({6, "float32", 2, "float64", 2, "int32", 1, "int64", 1, "uint8", 1, "bool"})
+  return self:wpick({6, "float32", 2, "float64", 2, "int32", 1, "int64", 1, "uint8", 1, "bool", 1, "float16",
+    1, "bfloat16"})
 end
 
 function Gen:typed_tensor(dtype, shape)
@@ -578,9 +580,9 @@ function Gen:typed_tensor(dtype, shape)
   elseif dtype == "string" then
     if n == 0 then return fmt("tf.fill(%s, \"\")", dims_src(shape)) end
     return fmt("tf.constant(%s)", self:literal(shape, "string"))
-  elseif dtype == "float32" or dtype == "float64" then
+  elseif dtype == "float32" or dtype == "float64" or dtype == "float16" or dtype == "bfloat16" then
     local v = self:value_src(shape)
-    if dtype == "float64" then return fmt("tf.cast(%s, tf.float64)", v) end
+    if dtype ~= "float32" then return fmt("tf.cast(%s, tf.%s)", v, dtype) end
     return v
   end
   return self:value_src(shape, dtype)
@@ -650,7 +652,7 @@ function Gen:typed_args(name, h, depth)
     elseif c == "N" then
       a = tostring(self:range(1, 4))
     elseif c == "D" then
-      a = "tf." .. self:pick({"float32", "float64", "int32", "int64", "uint8", "bool"})
+      a = "tf." .. self:pick({"float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16"})
     elseif c == "O" then
       a = self:typed_opts(name)
     else
