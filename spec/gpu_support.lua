@@ -109,4 +109,26 @@ function M.compare(label, f, inputs, loose)
   end
 end
 
+-- The op ran its device kernel at least 'at_least' times since the last
+-- reset of the kernel stats, never emulated or on the host.
+function M.ran_on_device(op, at_least)
+  local s = tf.config.experimental.get_device_kernel_stats()[op]
+  assert.is_table(s, op .. " did not run on the GPU")
+  assert.is_true(s.device >= at_least, ("%s: %d device kernel runs, %d emulated, %d on the host")
+                 :format(op, s.device, s.emulated, s.host))
+  assert.equal(0, s.emulated, op .. " ran its CPU kernel on the device (emulated)")
+  assert.equal(0, s.host, op .. " fell back to the host")
+end
+
+-- f(x, ...) -> the gradient of forward(x, ...) with respect to x, by a tape.
+function M.grad_of(forward)
+  return function(x, ...)
+    local extra = table.pack(...)
+    local tape = tf.GradientTape()
+    tape:watch(x)
+    local y = tape:record(function() return forward(x, table.unpack(extra, 1, extra.n)) end)
+    return tape:gradient(y, x)
+  end
+end
+
 return M

@@ -17,15 +17,7 @@ local ALL = {F32, F64, I32, I64, U8, B}
 local REAL = {F32, F64, I32, I64}
 local nan, inf = 0 / 0, math.huge
 
--- the op ran its device kernel 'at_least' times, never emulated or on the host
-local function ran_on_device(op, at_least)
-  local s = tf.config.experimental.get_device_kernel_stats()[op]
-  assert.is_table(s, op .. " did not run on the GPU")
-  assert.is_true(s.device >= at_least, ("%s: %d device kernel runs, %d emulated, %d on the host")
-                 :format(op, s.device, s.emulated, s.host))
-  assert.equal(0, s.emulated, op .. " ran its CPU kernel on the device (emulated)")
-  assert.equal(0, s.host, op .. " fell back to the host")
-end
+local ran_on_device = gpu.ran_on_device
 
 -- f on host inputs and on their GPU copies: every output on the GPU, with
 -- the CPU's dtype, shape and values EXACTLY (any NaN equals any NaN)
@@ -194,15 +186,7 @@ describe("ops sizing their outputs from the data, on the GPU", function()
 end)
 
 describe("gradients of the segment ops through the tape on the GPU", function()
-  local function grad_of(forward)
-    return function(x, ...)
-      local extra = table.pack(...)
-      local tape = tf.GradientTape()
-      tape:watch(x)
-      local y = tape:record(function() return forward(x, table.unpack(extra, 1, extra.n)) end)
-      return tape:gradient(y, x)
-    end
-  end
+  local grad_of = gpu.grad_of
 
   gpu_it("segment_mean's and segment_max's gradients equal the CPU's", function()
     local ids = tf.constant({1, 1, 2, 4, 4, 4})

@@ -212,15 +212,7 @@ describe("errors of the index device kernels", function()
 end)
 
 describe("gradients through the tape on the GPU", function()
-  local function grad_of(forward)
-    return function(x, ...)
-      local extra = table.pack(...)
-      local tape = tf.GradientTape()
-      tape:watch(x)
-      local y = tape:record(function() return forward(x, table.unpack(extra, 1, extra.n)) end)
-      return tape:gradient(y, x)
-    end
-  end
+  local grad_of = gpu.grad_of
 
   gpu_it("gather_nd's gradient (tensor_scatter_nd_add into zeros, duplicates summed) equals the CPU's", function()
     for _, dt in ipairs(FLOATS) do

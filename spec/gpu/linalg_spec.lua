@@ -82,13 +82,7 @@ local function run_both(f, inputs)
   return cpu, dev
 end
 
-local function ran_on_device(op, runs)
-  local s = tf.config.experimental.get_device_kernel_stats()[op]
-  assert.is_table(s, op .. " did not run on the GPU")
-  assert.is_true(s.device >= runs, ("%s: %d device kernel runs, %d emulated, %d on the host")
-                 :format(op, s.device, s.emulated, s.host))
-  assert.equal(0, s.host, op .. " fell back to the host")
-end
+local ran_on_device = gpu.ran_on_device
 
 -- Cases whose outputs are compared by value: op, make(dt) -> f, inputs.
 local cases = {

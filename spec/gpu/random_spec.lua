@@ -60,15 +60,7 @@ local function chi2(counts, p)
   return c
 end
 
--- the op ran its device kernel 'at_least' times, never emulated or on the host
-local function ran_on_device(op, at_least)
-  local s = tf.config.experimental.get_device_kernel_stats()[op]
-  assert.is_table(s, op .. " did not run on the GPU")
-  assert.is_true(s.device >= at_least, ("%s: %d device kernel runs, %d emulated, %d on the host")
-                 :format(op, s.device, s.emulated, s.host))
-  assert.equal(0, s.emulated, op .. " ran its CPU kernel on the device (emulated)")
-  assert.equal(0, s.host, op .. " fell back to the host")
-end
+local ran_on_device = gpu.ran_on_device
 
 local function same_values(a, b)
   local x, y = flatten(a:totable()), flatten(b:totable())
