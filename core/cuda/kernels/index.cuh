@@ -570,15 +570,13 @@ LTF_CU_KERNEL(k_ensure_shape) {
     return k_copy<E>(ctx, def, in, nin, a, out, nout);
 }
 
-/* sequence_mask on an output the engine allocated (its last dim is maxlen:
-** the engine runs this kernel only when inference knew it) */
+/* sequence_mask on an allocated output (its last dim is maxlen): the body
+** of alloc.cuh's k_sequence_mask_alloc, which sizes the output first when
+** 'maxlen' was not given */
 LTF_CU_KERNEL(k_sequence_mask) {
     LTF_CU_UNUSED;
     const ltf_tensor *l = in[0];
     ltf_tensor *o = out[0];
-    if (!o)
-        return fail(ctx, LTF_ERR_UNIMPLEMENTED, "%s: the device kernel needs 'maxlen' (the output's size) given",
-                    def->name);
     int dt = o->dtype;
     if (dsize(dt) == 0) return bad_dtype(ctx, def, dt);
     if (!index_dtype_ok(l->dtype)) return bad_dtype(ctx, def, l->dtype);
@@ -810,7 +808,6 @@ template <class E> const void *index_kernel_for(int op) {
         return (const void *)&k_scatter<E, 0>;
     case LTF_OP_ROLL: return (const void *)&k_roll<E>;
     case LTF_OP_ENSURE_SHAPE: return (const void *)&k_ensure_shape<E>;
-    case LTF_OP_SEQUENCE_MASK: return (const void *)&k_sequence_mask<E>;
     case LTF_OP_RESIZE_BILINEAR: case LTF_OP_RESIZE_NEAREST: return (const void *)&k_resize<E>;
     case LTF_OP_RESIZE_BILINEAR_GRAD: case LTF_OP_RESIZE_NEAREST_GRAD: return (const void *)&k_resize_grad<E>;
     case LTF_OP_MATRIX_BAND_PART: return (const void *)&k_band_part<E>;

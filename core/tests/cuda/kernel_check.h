@@ -162,6 +162,31 @@ static inline void run_both(const char *what, ltf_op_id op, std::vector<ltf_tens
     for (ltf_tensor *t : in) ltf_tensor_release(t);
 }
 
+/* Optimizer step 'step' of 'op' (attributes 'a', gradient 'g', learning
+** rate 0.05) on the CPU's variables behind handles 'hc' and through the
+** device kernel 'k' on the variables behind 'hd'; 1 when both ran, else the
+** statuses are printed under 'what'. Releases 'g'. */
+static inline int optim_step_both(const char *what, ltf_op_id op, const void *k, const ltf_attrs *a,
+                                  const std::vector<ltf_tensor *> &hc, const std::vector<ltf_tensor *> &hd,
+                                  ltf_tensor *g, int64_t step) {
+    ltf_tensor *lr = ltf_tensor_new(ctx, LTF_DTYPE_FLOAT32, 0, NULL);
+    *(float *)ltf_tensor_data(lr) = 0.05f;
+    ltf_tensor *st = ltf_tensor_new(ctx, LTF_DTYPE_INT64, 0, NULL);
+    *(int64_t *)ltf_tensor_data(st) = step;
+    std::vector<ltf_tensor *> ic(hc), id(hd);
+    for (ltf_tensor *t : { g, lr }) { ic.push_back(t); id.push_back(t); }
+    if (op == LTF_OP_APPLY_ADAM) { ic.push_back(st); id.push_back(st); }
+    int nout = 0;
+    ltf_status s1 = ltf_op_run(ctx, op, ic.data(), (int)ic.size(), a, NULL, 0, &nout);
+    ltf_status s2 = ((ltf_kernel_fn)k)(ctx, ltf_op_get(op), id.data(), (int)id.size(), a, NULL, 0);
+    if (s1 != LTF_OK || s2 != LTF_OK)
+        fprintf(stderr, "%s: step %lld failed: %d %d %s\n", what, (long long)step, (int)s1, (int)s2, ltf_ctx_error(ctx));
+    ltf_tensor_release(g);
+    ltf_tensor_release(lr);
+    ltf_tensor_release(st);
+    return s1 == LTF_OK && s2 == LTF_OK;
+}
+
 static inline ltf_attrs attrs() {
     ltf_attrs a;
     ltf_attrs_init(&a);

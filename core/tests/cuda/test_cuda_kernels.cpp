@@ -424,22 +424,8 @@ static void test_optim() {
                 continue;
             }
             for (int step = 1; step <= 3; step++) {
-                ltf_tensor *g = rand_tensor(dt, { 5, 7 });
-                ltf_tensor *lr = ltf_tensor_new(ctx, LTF_DTYPE_FLOAT32, 0, NULL);
-                *(float *)ltf_tensor_data(lr) = 0.05f;
-                ltf_tensor *st = ltf_tensor_new(ctx, LTF_DTYPE_INT64, 0, NULL);
-                *(int64_t *)ltf_tensor_data(st) = step;
-                std::vector<ltf_tensor *> ic(hc), id(hd);
-                for (ltf_tensor *t : { g, lr }) { ic.push_back(t); id.push_back(t); }
-                if (c.op == LTF_OP_APPLY_ADAM) { ic.push_back(st); id.push_back(st); }
-                int nout = 0;
-                ltf_status s1 = ltf_op_run(ctx, c.op, ic.data(), (int)ic.size(), &a, NULL, 0, &nout);
-                ltf_status s2 = ((ltf_kernel_fn)k)(ctx, ltf_op_get(c.op), id.data(), (int)id.size(), &a, NULL, 0);
                 check_count++;
-                if (s1 != LTF_OK || s2 != LTF_OK) {
-                    check_failures++;
-                    fprintf(stderr, "%s: step %d failed: %d %d %s\n", what, step, (int)s1, (int)s2, ltf_ctx_error(ctx));
-                }
+                if (!optim_step_both(what, c.op, k, &a, hc, hd, rand_tensor(dt, { 5, 7 }), step)) check_failures++;
                 for (size_t v = 0; v < hc.size(); v++) {
                     ltf_tensor *want = ltf_variable_peek(hc[v]), *got = ltf_variable_peek(hd[v]);
                     check_count++;
@@ -447,9 +433,6 @@ static void test_optim() {
                     ltf_tensor_release(want);
                     ltf_tensor_release(got);
                 }
-                ltf_tensor_release(g);
-                ltf_tensor_release(lr);
-                ltf_tensor_release(st);
             }
             {   /* a gradient of another shape: refused, naming both shapes */
                 ltf_tensor *g = rand_tensor(dt, { 7, 5 });

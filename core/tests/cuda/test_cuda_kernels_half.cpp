@@ -392,18 +392,7 @@ static void test_optim() {
             for (int k = 0; k < 4; k++) a.f[k] = c.f[k];
             const void *k = ltf_gpu_host_kernel(c.op);
             for (int step = 1; step <= 3; step++) {
-                ltf_tensor *g = rand_tensor(dt, { 5, 7 });
-                ltf_tensor *lr = ltf_tensor_new(ctx, LTF_DTYPE_FLOAT32, 0, NULL);
-                *(float *)ltf_tensor_data(lr) = 0.05f;
-                ltf_tensor *st = ltf_tensor_new(ctx, LTF_DTYPE_INT64, 0, NULL);
-                *(int64_t *)ltf_tensor_data(st) = step;
-                std::vector<ltf_tensor *> ic(hc), id(hd);
-                for (ltf_tensor *t : { g, lr }) { ic.push_back(t); id.push_back(t); }
-                if (c.op == LTF_OP_APPLY_ADAM) { ic.push_back(st); id.push_back(st); }
-                int nout = 0;
-                ltf_status s1 = ltf_op_run(ctx, c.op, ic.data(), (int)ic.size(), &a, NULL, 0, &nout);
-                ltf_status s2 = ((ltf_kernel_fn)k)(ctx, ltf_op_get(c.op), id.data(), (int)id.size(), &a, NULL, 0);
-                CHECK(s1 == LTF_OK && s2 == LTF_OK);
+                CHECK(optim_step_both(what, c.op, k, &a, hc, hd, rand_tensor(dt, { 5, 7 }), step));
                 for (size_t v = 0; v < hc.size(); v++) {
                     ltf_tensor *want = ltf_variable_peek(hc[v]), *got = ltf_variable_peek(hd[v]);
                     CHECK(ltf_tensor_dtype(want) == dt);   /* the CPU's variables are rounded back */
@@ -412,9 +401,6 @@ static void test_optim() {
                     ltf_tensor_release(want);
                     ltf_tensor_release(got);
                 }
-                ltf_tensor_release(g);
-                ltf_tensor_release(lr);
-                ltf_tensor_release(st);
             }
             for (ltf_tensor *h : hc) ltf_tensor_release(h);
             for (ltf_tensor *h : hd) ltf_tensor_release(h);
