@@ -472,6 +472,71 @@ static int gr_lift(lua_State *L) {
     return 1;
 }
 
+/* {==== init_scope: ops run eagerly (and no tape records) while a trace is
+** in progress, as TensorFlow's tf.init_scope; what restores and lazily
+** created variables need (their values must not become graph nodes) */
+
+/* core.init_scope(f, ...) -> f(...)'s results, run with the traces set
+** aside and the tapes paused; both come back however f ends */
+static int gr_init_scope(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    ltf_ctx *ctx = ltfL_ctx(L);
+    ltf_graph *g = ltf_graph_suspend(ctx);
+    ltf_ctx_pause_tapes(ctx, 1);
+    int st = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    ltf_ctx_pause_tapes(ctx, 0);
+    ltf_graph_resume(ctx, g);
+    if (st != LUA_OK) return lua_error(L);
+    return lua_gettop(L);
+}
+
+#define LTFL_INIT_SCOPE "tf.init_scope"
+
+typedef struct scope_box {
+    ltf_graph *g;     /* the trace set aside (a reference), or NULL */
+    int active;       /* entered and not yet exited */
+} scope_box;
+
+/* a token never exited (no <close>): its reference goes, the scope stays */
+static int scope_gc(lua_State *L) {
+    scope_box *b = luaL_testudata(L, 1, LTFL_INIT_SCOPE);
+    if (b && b->g) {
+        ltf_graph_release(b->g);
+        b->g = NULL;
+    }
+    return 0;
+}
+
+/* core.init_scope_enter() -> token: the <close> form's start */
+static int gr_init_scope_enter(lua_State *L) {
+    scope_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+    b->g = NULL;
+    b->active = 0;
+    luaL_setmetatable(L, LTFL_INIT_SCOPE);
+    ltf_ctx *ctx = ltfL_ctx(L);
+    b->g = ltf_graph_suspend(ctx);
+    ltf_ctx_pause_tapes(ctx, 1);
+    b->active = 1;
+    return 1;
+}
+
+/* core.init_scope_exit(token): ends the scope core.init_scope_enter began;
+** a second call does nothing */
+static int gr_init_scope_exit(lua_State *L) {
+    scope_box *b = luaL_testudata(L, 1, LTFL_INIT_SCOPE);
+    if (!b) return ltfL_argerror(L, 1, "init_scope", "token", "init_scope token");
+    if (b->active) {
+        ltf_ctx *ctx = ltfL_ctx(L);
+        b->active = 0;
+        ltf_ctx_pause_tapes(ctx, 0);
+        ltf_graph *g = b->g;
+        b->g = NULL;
+        ltf_graph_resume(ctx, g);
+    }
+    return 0;
+}
+/* }==== */
+
 /* core.same_data(a, b) -> true when tensors 'a' and 'b' share their memory
 ** (a variable's value is still the one read earlier) */
 static int gr_same_data(lua_State *L) {
@@ -499,12 +564,19 @@ static const luaL_Reg graph_fns[] = {
     {"while_loop", gr_while},
     {"graph_lift", gr_lift},
     {"same_data", gr_same_data},
+    {"init_scope", gr_init_scope},
+    {"init_scope_enter", gr_init_scope_enter},
+    {"init_scope_exit", gr_init_scope_exit},
     {NULL, NULL}
 };
 
 void ltfL_open_graph(lua_State *L) {
     luaL_newmetatable(L, LTFL_GRAPH);
     lua_pushcfunction(L, graph_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, LTFL_INIT_SCOPE);
+    lua_pushcfunction(L, scope_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     ltfL_register(L, graph_fns, LTFL_INTERNAL);

@@ -56,6 +56,22 @@ static void free_names(ltf_graph *g) {
 
 ltf_graph *ltf_graph_current(const ltf_ctx *ctx) { return ctx->graph; }
 
+/* Suspending keeps a reference, so the graph set aside cannot go while ops
+** run eagerly; a trace begun and ended meanwhile nests under no graph. */
+ltf_graph *ltf_graph_suspend(ltf_ctx *ctx) {
+    ltf_graph *g = ctx->graph;
+    if (!g) return NULL;
+    ltf_graph_retain(g);
+    ctx->graph = NULL;
+    return g;
+}
+
+void ltf_graph_resume(ltf_ctx *ctx, ltf_graph *g) {
+    if (!g) return;
+    if (g->tracing && !ctx->graph) ctx->graph = g;
+    ltf_graph_release(g);
+}
+
 ltf_graph *ltf_graph_begin(ltf_ctx *ctx, const char *name) {
     ltf_graph *g = calloc(1, sizeof *g);
     name_table *t = calloc(1, sizeof *t);

@@ -406,6 +406,14 @@ LTF_API ltf_ctx    *ltf_graph_context(const ltf_graph *g);   /* the context that
 LTF_API int         ltf_tensor_node(const ltf_tensor *t, ltf_graph **g, int *out_index);
 /* The graph ops are being added to now, or NULL when eager. */
 LTF_API ltf_graph  *ltf_graph_current(const ltf_ctx *ctx);
+/* Set the traces in progress aside (TensorFlow's init_scope): until
+** ltf_graph_resume, ops run eagerly even inside a trace. Returns the
+** innermost graph being traced as a new reference (NULL when none), which
+** the caller must give to ltf_graph_resume. */
+LTF_API ltf_graph  *ltf_graph_suspend(ltf_ctx *ctx);
+/* End ltf_graph_suspend: 'g' (its result; takes ownership) is traced again
+** when it still is. NULL is a no-op. */
+LTF_API void        ltf_graph_resume(ltf_ctx *ctx, ltf_graph *g);
 /* Reading a graph (listing, drawing): nodes are numbered 0..n-1 in program
 ** order; 'live' nodes are those the plan runs. Strings are lent. */
 LTF_API int         ltf_graph_num_nodes(const ltf_graph *g);

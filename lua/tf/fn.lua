@@ -629,6 +629,25 @@ return function(tf)
   end
   -- }====
 
+  -- {==== tf.init_scope
+  --- tf.init_scope(f, ...): f(...) with every trace in progress set aside
+  -- and the tapes paused (TensorFlow's init_scope): ops inside run eagerly
+  -- even while a tf.fn traces, so their effects happen now, once, and are
+  -- not part of the graph. Without 'f', the <close> form:
+  -- `do local _ <close> = tf.init_scope() ... end`.
+  local ScopeMT = {__name = "tf.init_scope"}
+  ScopeMT.__index = ScopeMT
+  function ScopeMT.__close(s) core.init_scope_exit(s._token) end
+  ScopeMT.exit = ScopeMT.__close
+  function tf.init_scope(f, ...)
+    if f == nil then return setmetatable({_token = core.init_scope_enter()}, ScopeMT) end
+    if type(f) ~= "function" then
+      raise("TypeError", sfmt("init_scope: argument 1 ('f') expected function or nothing, got %s", type(f)), 2)
+    end
+    return core.init_scope(f, ...)
+  end
+  -- }====
+
   -- {==== variables created while tracing
   local MSG_SINGLETON = "tf.fn '%s': tf.function only supports singleton tf.Variables created on the first call. " ..
     "Make sure the tf.Variable is only created once or created outside tf.fn. See " ..

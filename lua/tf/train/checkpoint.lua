@@ -484,8 +484,11 @@ return function(tf)
               rec.status._mismatched[key] = true
               raise("InvalidArgumentError", "restore: shape or dtype mismatch for " .. why, 3)
             end
-            local t = entry_tensor(rec.cf, e)
-            var:assign(t)
+            -- in an init scope: the owner may be creating 'var' while a
+            -- tf.fn traces (a layer built or a slot made on the first call),
+            -- and that trace is thrown away (TensorFlow traces a function
+            -- that creates variables twice): the value must land now
+            core.init_scope(function() var:assign(entry_tensor(rec.cf, e)) end)
             rec.status._pending[key] = nil
             rec.status._matched[key] = true
             if not next(rec.status._pending) then core.ckpt_close(rec.cf.file) end
