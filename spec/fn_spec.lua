@@ -1001,3 +1001,47 @@ describe("tf.fn", function()
     end)
   end)
 end)
+
+describe("tf.fn of a stripped chunk (no debug information)", function()
+  local warnings
+  before_each(function()
+    warnings = {}
+    tf.get_logger():set_handler(function(level, text) warnings[#warnings + 1] = level .. ": " .. text end)
+  end)
+  after_each(function() tf.get_logger():set_handler(nil) end)
+
+  local function stripped(f) return load(string.dump(f, true), "=stripped", "b") end
+
+  it("binds its arguments by position and traces unconverted, with the documented warning", function()
+    local f = tf.fn(stripped(function(a, b) return a * b + 1 end))
+    assert.equal(7, f(tf.constant(2.0), tf.constant(3.0)):item())
+    assert.equal(13, f(tf.constant(3.0), tf.constant(4.0)):item())
+    assert.equal(1, f:tracing_count())
+    assert.equal(1, #warnings)
+    assert.matches("^WARNING: AutoGraph could not convert the function at .*: its source is not available " ..
+      "%(a C function, a stripped chunk, or a file that cannot be read%); tracing it unconverted", warnings[1])
+    -- positional parameters get generated names
+    assert.matches("args_1 %(POSITIONAL_OR_KEYWORD%).*args_2 %(POSITIONAL_OR_KEYWORD%)",
+      f:pretty_printed_concrete_signatures(true))
+  end)
+
+  it("still counts its parameters: a missing argument is nil, an extra one an error", function()
+    local f = tf.fn(stripped(function(a, b) if b == nil then return a end return a + b end), {autograph = false})
+    assert.equal(2, f(tf.constant(2.0)):item())
+    assert.tf_error("TypeError", "too many positional arguments", f, tf.constant(1.0), tf.constant(2.0),
+      tf.constant(3.0))
+  end)
+
+  it("works for a chunk compiled by luac -s", function()
+    local dir = os.tmpname()
+    local src, out = dir .. ".lua", dir .. ".luac"
+    local fh = assert(io.open(src, "w"))
+    fh:write("return function(x, y) return x - y end\n")
+    fh:close()
+    assert(os.execute("luac5.4 -s -o " .. out .. " " .. src))
+    local f = tf.fn(dofile(out))
+    os.remove(src); os.remove(out); os.remove(dir)
+    assert.equal(5, f(tf.constant(8.0), tf.constant(3.0)):item())
+    assert.equal(1, #warnings)
+  end)
+end)

@@ -71,7 +71,9 @@ return function(tf)
     local info = debug.getinfo(f, "Su")
     local names = {}
     if info.what ~= "C" then
-      for i = 1, info.nparams do names[i] = debug.getlocal(f, i) end
+      -- a stripped chunk (string.dump(f, true), luac -s) has no local names:
+      -- its parameters are then args_1, args_2, ... (positional as before)
+      for i = 1, info.nparams do names[i] = debug.getlocal(f, i) or ("args_" .. i) end
     end
     return names, info.isvararg or info.what == "C", info
   end
