@@ -296,3 +296,63 @@ describe("tf.data.Dataset errors", function()
     assert.tf_error("InvalidArgumentError", "as_list: the dataset is infinite", function() ds:repeat_():as_list() end)
   end)
 end)
+
+describe("Dataset.from_generator at the end of its data", function()
+  -- a generator whose iterator raises when called again after it ended (as
+  -- io.lines does), counting how often the factory runs
+  local function strict(n)
+    local made = 0
+    local gen = function()
+      made = made + 1
+      local i, ended = 0, false
+      return function()
+        if ended then error("iterator resumed after its end", 0) end
+        i = i + 1
+        if i > n then ended = true return nil end
+        return i
+      end
+    end
+    return gen, function() return made end
+  end
+
+  it("never resumes a finished generator; each epoch restarts it through the factory", function()
+    local gen, made = strict(5)
+    local ds = tf.data.Dataset.from_generator(gen, {output_signature = tf.TensorSpec({}, tf.int32)}):batch(2)
+    for epoch = 1, 3 do
+      local got = {}
+      for b in ds:iter() do got[#got + 1] = b:totable() end
+      assert.same({{1, 2}, {3, 4}, {5}}, got)
+      assert.equal(epoch, made())
+    end
+  end)
+
+  it("reads a file with io.lines over several epochs, partial last batch included", function()
+    local path = os.tmpname()
+    local fh = assert(io.open(path, "w"))
+    fh:write("1\n2\n3\n4\n5\n")
+    fh:close()
+    local ds = tf.data.Dataset.from_generator(function() return io.lines(path, "n") end,
+      {output_signature = tf.TensorSpec({}, tf.float32)}):repeat_(2):batch(3)
+    local got = {}
+    for b in ds:iter() do got[#got + 1] = b:totable() end
+    os.remove(path)
+    assert.same({{1, 2, 3}, {4, 5, 1}, {2, 3, 4}, {5}}, got)
+  end)
+
+  it("trains for several epochs with model:fit", function()
+    local gen, made = strict(6)
+    local ds = tf.data.Dataset.from_generator(function()
+      local it = gen()
+      return function()
+        local i = it()
+        if i == nil then return nil end
+        return tf.constant({i / 6}, tf.float32), tf.constant({2 * i / 6}, tf.float32)
+      end
+    end, {output_signature = {tf.TensorSpec({1}, tf.float32), tf.TensorSpec({1}, tf.float32)}}):batch(4)
+    local model = tf.keras.Sequential{tf.keras.layers.Dense{1}}
+    model:compile{optimizer = tf.keras.optimizers.SGD{learning_rate = 0.1}, loss = "mse"}
+    local h = model:fit(ds, {epochs = 3, verbose = 0})
+    assert.equal(3, #h.history.loss)
+    assert.equal(3, made())
+  end)
+end)

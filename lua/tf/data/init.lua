@@ -837,9 +837,16 @@ return function(tf)
       raise("TypeError", "from_generator: the generator must return an iterator function, got %s", type(it))
     end
     local sig = d._sig
+    -- the end is final: a finished generator is never called again (an
+    -- io.lines iterator raises there); the next epoch calls the factory
+    local done = false
     return function()
+      if done then return nil end
       local r = pack(it())
-      if r[1] == nil then return nil end
+      if r[1] == nil then
+        done = true
+        return nil
+      end
       local e = {n = r.n}
       if sig and #sig ~= r.n then
         raise("InvalidArgumentError", "from_generator: the generator gave %d values, output_signature has %d",
