@@ -8,18 +8,28 @@
 
 #define PRINT_FORMATTER "tf.print_formatter"
 
-/* The print hook: formatter(sep, t1, ..., tn) returns the line to write. */
-static ltf_status print_hook(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int n, const char *sep) {
+/* The print hook: formatter(opts, t1, ..., tn), opts = {sep=, ["end"]=,
+** summarize=, stream=}, writes the values (lua/tf/format.lua); a string it
+** returns instead is written here, then 'end', to stdout or stderr. */
+static ltf_status print_hook(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int n, const ltf_print_options *o) {
     ltfL_state *s = ud;
     lua_State *L = s->L;
     if (!L) return ltf_ctx_set_error(ctx, LTF_ERR_INTERNAL, "print: no Lua thread to format with");
     int top = lua_gettop(L);
-    if (!lua_checkstack(L, n + 4)) return ltf_ctx_set_error(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "print: stack");
+    if (!lua_checkstack(L, n + 6)) return ltf_ctx_set_error(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "print: stack");
     if (lua_getfield(L, LUA_REGISTRYINDEX, PRINT_FORMATTER) != LUA_TFUNCTION) {
         lua_settop(L, top);
         return ltf_ctx_set_error(ctx, LTF_ERR_INTERNAL, "print: no formatter installed");
     }
-    lua_pushstring(L, sep);
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, o->sep);
+    lua_setfield(L, -2, "sep");
+    lua_pushstring(L, o->end);
+    lua_setfield(L, -2, "end");
+    lua_pushinteger(L, o->summarize);
+    lua_setfield(L, -2, "summarize");
+    lua_pushinteger(L, o->stream);
+    lua_setfield(L, -2, "stream");
     for (int i = 0; i < n; i++) {
         ltfL_box *b = lua_newuserdatauv(L, sizeof *b, 0);
         b->t = ltf_tensor_retain(in[i]);
@@ -34,9 +44,10 @@ static ltf_status print_hook(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int 
     size_t len;
     const char *line = lua_tolstring(L, -1, &len);
     if (line) {
-        fwrite(line, 1, len, stdout);
-        fputc('\n', stdout);
-        fflush(stdout);
+        FILE *f = o->stream == LTF_PRINT_STDOUT ? stdout : stderr;
+        fwrite(line, 1, len, f);
+        fputs(o->end, f);
+        fflush(f);
     }
     lua_settop(L, top);
     return LTF_OK;
@@ -51,38 +62,38 @@ static int ctl_set_print_formatter(lua_State *L) {
     return 0;
 }
 
-/* tf.print(v1, v2, ..., {sep = " "}): values are tensors, variables or
-** Lua values (strings print as they are). */
+/* core.print(sep, end, summarize, stream, v1, ..., vn): the print op
+** (tf.print, lua/tf/format.lua, checks the keywords and maps output_stream
+** to a stream id). Values are tensors, variables or Lua values (strings
+** print as they are). */
 static int ctl_print(lua_State *L) {
-    int n = lua_gettop(L);
+    size_t lsep, lend;
+    const char *sep = luaL_checklstring(L, 1, &lsep);
+    const char *end = luaL_checklstring(L, 2, &lend);
     ltf_attrs a;
     ltf_attrs_init(&a);
-    a.s[0] = ' ';
-    if (n > 0 && lua_type(L, n) == LUA_TTABLE && !lua_getmetatable(L, n)) {
-        lua_getfield(L, n, "sep");
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            size_t len;
-            const char *sep = lua_tolstring(L, -1, &len);
-            if (len >= sizeof a.s) return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "print: 'sep' is too long");
-            memcpy(a.s, sep, len + 1);
-            lua_pop(L, 1);
-            n--;
-        } else {
-            lua_pop(L, 1);
-        }
-    }
+    if (lsep + lend + 2 > sizeof a.s)
+        return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "print: 'sep' and 'end' are too long (at most %d bytes together)",
+                           LTF_ATTR_STR_MAX - 2);
+    memcpy(a.s, sep, lsep + 1);
+    memcpy(a.s + lsep + 1, end, lend + 1);
+    a.i[0] = luaL_checkinteger(L, 3);
+    a.i[1] = luaL_checkinteger(L, 4);
+    a.i[2] = 1;
+    int n = lua_gettop(L) - 4;
     luaL_checkstack(L, n + 8, "print");
     ltf_tensor *stack_in[32];
     ltf_tensor **in = n <= 32 ? stack_in : lua_newuserdatauv(L, sizeof(ltf_tensor *) * (size_t)n, 0);
     for (int i = 0; i < n; i++) {
-        if (lua_isnil(L, i + 1)) {
+        int idx = i + 5;
+        if (lua_isnil(L, idx)) {
             lua_pushliteral(L, "nil");
             in[i] = ltfL_totensor(L, lua_gettop(L), LTF_DTYPE_STRING, "print", "value");
-        } else if (lua_type(L, i + 1) == LUA_TNUMBER || lua_type(L, i + 1) == LUA_TBOOLEAN) {
-            luaL_tolstring(L, i + 1, NULL);
+        } else if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TBOOLEAN) {
+            luaL_tolstring(L, idx, NULL);
             in[i] = ltfL_totensor(L, lua_gettop(L), LTF_DTYPE_STRING, "print", "value");
         } else {
-            in[i] = ltfL_totensor(L, i + 1, -1, "print", "value");
+            in[i] = ltfL_totensor(L, idx, -1, "print", "value");
         }
     }
     ltfL_state *s = ltfL_S(L);
@@ -117,12 +128,8 @@ static int ctl_ta_read(lua_State *L) {
     return ltfL_run1(L, LTF_OP_TENSOR_ARRAY_READ, in, 2, NULL);
 }
 
-static const luaL_Reg ctl_fns[] = {
-    {"print", ctl_print},
-    {NULL, NULL}
-};
-
 static const luaL_Reg ctl_internal[] = {
+    {"print", ctl_print},
     {"set_print_formatter", ctl_set_print_formatter},
     {"tensor_array_write", ctl_ta_write},
     {"tensor_array_read", ctl_ta_read},
@@ -130,6 +137,5 @@ static const luaL_Reg ctl_internal[] = {
 };
 
 void ltfL_open_control(lua_State *L) {
-    ltfL_register(L, ctl_fns, NULL);
     ltfL_register(L, ctl_internal, LTFL_INTERNAL);
 }

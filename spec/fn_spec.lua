@@ -11,8 +11,8 @@ local function capture(fn)
     for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
     out[#out + 1] = table.concat(parts, " ")
   end
-  tf.core.set_print_formatter(function(sep, ...)
-    out[#out + 1] = fmt(sep, ...)
+  tf.core.set_print_formatter(function(o, ...)
+    out[#out + 1] = tf.format.print_text(o, ...)
     return nil   -- nothing written
   end)
   local ok, err = pcall(fn)

@@ -179,9 +179,22 @@ typedef struct ltf_memory_stats {
 LTF_API void ltf_ctx_memory_stats(const ltf_ctx *ctx, ltf_memory_stats *out);
 /* Set the peak to the current live bytes. */
 LTF_API void ltf_ctx_reset_peak(ltf_ctx *ctx);
-/* Who prints for the print op: 'hook' gets the op's inputs and separator
-** (NULL restores the built-in plain printer on stdout). */
-typedef ltf_status (*ltf_print_hook)(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int n, const char *sep);
+/* The print op's options (tf.print's keywords), decoded from its
+** attributes: the string attribute holds 'sep', a NUL, 'end', a NUL;
+** i[0] 'summarize', i[1] 'stream', i[2] 1 when they are given (else the
+** defaults: " ", "\n", 3, LTF_PRINT_STDERR). Strings are lent. */
+enum { LTF_PRINT_STDERR = 0, LTF_PRINT_STDOUT = 1 };   /* other 'stream' values: the host's own */
+typedef struct ltf_print_options {
+    const char *sep;       /* between values */
+    const char *end;       /* after the last value */
+    int64_t     summarize; /* elements shown at each end of each dimension; -1: all */
+    int64_t     stream;    /* LTF_PRINT_STDERR, LTF_PRINT_STDOUT or a host stream id (>= 2) */
+} ltf_print_options;
+/* Who prints for the print op: 'hook' gets the op's inputs and options
+** (NULL restores the built-in plain printer, which writes stdout or stderr;
+** host streams go to stderr). */
+typedef ltf_status (*ltf_print_hook)(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int n,
+                                     const ltf_print_options *opts);
 LTF_API void ltf_ctx_set_print_hook(ltf_ctx *ctx, ltf_print_hook hook, void *ud);
 /* Seed the context's random generator (tf.random.set_seed). */
 LTF_API void ltf_ctx_set_seed(ltf_ctx *ctx, uint64_t seed);

@@ -2,6 +2,7 @@
 ** ops/control.c: the print op (tf.print). Stateful, so a traced function
 ** prints at every call and pruning keeps it even though nothing reads it.
 */
+#include <string.h>
 #include "../op.h"
 #include "../device.h"
 #include "../shape.h"
@@ -9,8 +10,22 @@
 
 static ltf_status infer_print(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    (void)in; (void)nin; (void)out; (void)maxout;
     *nout = 0;
-    return ltf_attrs_check_str(ctx, def->name, a);   /* the separator */
+    ltf_status st = ltf_attrs_check_str(ctx, def->name, a);   /* the separator */
+    if (st != LTF_OK || !a->i[2]) return st;
+    /* with options: 'sep' NUL 'end' NUL within the attribute */
+    size_t n = strlen(a->s) + 1;
+    if (n >= sizeof a->s || !memchr(a->s + n, '\0', sizeof a->s - n))
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'sep' and 'end' are too long (at most %d bytes together)",
+                        def->name, LTF_ATTR_STR_MAX - 2);
+    if (a->i[0] < -1)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'summarize' must be -1 (everything) or >= 0, got %lld",
+                        def->name, (long long)a->i[0]);
+    if (a->i[1] < 0)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'output_stream' id must be >= 0, got %lld", def->name,
+                        (long long)a->i[1]);
+    return LTF_OK;
 }
 
 LTF_INTERNAL const ltf_op_def ltf_opdef_print = {

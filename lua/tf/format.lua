@@ -449,19 +449,118 @@ return function(tf)
 
   core.Tensor.__tostring = function(x) return format.tensor(x) end
 
-  -- tf.print's formatter (runs at every print, eagerly or in a traced
-  -- graph): string scalars print as they are, other tensors as NumPy would
-  core.set_print_formatter(function(sep, ...)
+  -- {==== tf.print
+  -- tf.print(v1, ..., vn [, {output_stream=, summarize=, sep=, end_=}]):
+  -- TensorFlow's signature. The print op (stateful: in a traced function it
+  -- prints at every call) carries the options; its text is made here, at
+  -- every print, eagerly or in a replayed graph.
+  local STDERR, STDOUT = 0, 1
+  -- streams other than stdout/stderr, by id (>= 2): a graph holds the id
+  local streams, stream_ids = {}, {}
+  local next_stream = 2
+
+  local function stream_id(s)
+    if s == nil or s == io.stderr then return STDERR end
+    if s == io.stdout then return STDOUT end
+    local key = s
+    local ok = type(s) == "function" or io.type(s) == "file"
+    if type(s) == "string" then
+      ok = s:sub(1, 7) == "file://" and #s > 7
+      key = "path:" .. s
+    end
+    if not ok then
+      tf.errors.raise("TypeError", ("print: 'output_stream' expected io.stdout, io.stderr, an open file, a " ..
+        "function or a 'file://path' string, got %s"):format(type(s) == "string" and ("'" .. s .. "'") or
+        io.type(s) == "closed file" and "a closed file" or type(s)), 3)
+    end
+    local id = stream_ids[key]
+    if not id then
+      id = next_stream
+      next_stream = next_stream + 1
+      stream_ids[key], streams[id] = id, s
+    end
+    return id
+  end
+
+  --- The text tf.print writes for values t1..tn (without 'end'): string
+  -- scalars as they are, other tensors as NumPy would, the first and last
+  -- 'summarize' entries of each longer dimension (-1: all).
+  function format.print_text(o, ...)
     local parts = {}
+    local summ = o.summarize or 3
+    local aopts = summ < 0 and {threshold = math.maxinteger} or {threshold = 0, edgeitems = summ}
     for i = 1, select("#", ...) do
       local t = select(i, ...)
       if t.dtype == tf.string and #t:_dims() == 0 then
         parts[i] = t:item()
       else
-        parts[i] = format.array(t)
+        parts[i] = format.array(t, aopts)
       end
     end
-    return table.concat(parts, sep)
-  end)
+    return table.concat(parts, o.sep or " ")
+  end
+
+  local function write(o, text)
+    local id = o.stream
+    if id == STDOUT or id == STDERR then
+      local f = id == STDOUT and io.stdout or io.stderr
+      f:write(text, o["end"])
+      f:flush()
+      return
+    end
+    local s = streams[id]
+    if type(s) == "function" then
+      s(text)       -- a logging function gets the text alone, as TensorFlow's logging streams
+    elseif type(s) == "string" then
+      local f, err = io.open(s:sub(8), "a")
+      if not f then tf.errors.raise("NotFoundError", "print: cannot open " .. s .. ": " .. tostring(err)) end
+      f:write(text, o["end"])
+      f:close()
+    elseif s then
+      s:write(text, o["end"])
+      s:flush()
+    else
+      io.stderr:write(text, o["end"])
+    end
+  end
+
+  core.set_print_formatter(function(o, ...) write(o, format.print_text(o, ...)) end)
+
+  local PRINT_KEYS = {output_stream = true, summarize = true, sep = true, end_ = true, ["end"] = true, name = true}
+  function tf.print(...)
+    local n = select("#", ...)
+    local o = n > 0 and select(n, ...) or nil
+    if type(o) == "table" and getmetatable(o) == nil then
+      n = n - 1
+    else
+      o = {}
+    end
+    for k in pairs(o) do
+      if not PRINT_KEYS[k] then
+        tf.errors.raise("TypeError", ("print: unknown keyword '%s' (accepted: output_stream, summarize, sep, " ..
+          "end_, name)"):format(tostring(k)), 2)
+      end
+    end
+    local sep, fin = o.sep or " ", o.end_
+    if fin == nil then fin = o["end"] end
+    if fin == nil then fin = "\n" end
+    if type(sep) ~= "string" then
+      tf.errors.raise("TypeError", "print: 'sep' expected a string, got " .. type(sep), 2)
+    end
+    if type(fin) ~= "string" then
+      tf.errors.raise("TypeError", "print: 'end' expected a string, got " .. type(fin), 2)
+    end
+    local summ = o.summarize
+    if summ == nil then summ = 3 end
+    if math.type(summ) ~= "integer" or summ < -1 then
+      tf.errors.raise("ValueError", "print: 'summarize' expected an integer >= -1 (-1: every element), got " ..
+        tostring(summ), 2)
+    end
+    local id = stream_id(o.output_stream)
+    if n == select("#", ...) then return core.print(sep, fin, summ, id, ...) end
+    return core.print(sep, fin, summ, id, table.unpack({...}, 1, n))
+  end
+  -- }====
+
   tf.format = format
 end

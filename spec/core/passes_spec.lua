@@ -102,8 +102,8 @@ end
 local function capture(fn)
   local out = {}
   local fmt = debug.getregistry()["tf.print_formatter"]
-  core.set_print_formatter(function(sep, ...)
-    out[#out + 1] = fmt(sep, ...)
+  core.set_print_formatter(function(o, ...)
+    out[#out + 1] = tf.format.print_text(o, ...)
     return nil
   end)
   local ok, err = pcall(fn)

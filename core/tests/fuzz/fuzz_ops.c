@@ -822,11 +822,11 @@ static void cmd_wrap(state *s) {
     pool_add(s, t);
 }
 
-static ltf_status quiet_print(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int n, const char *sep) {
+static ltf_status quiet_print(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int n, const ltf_print_options *o) {
     (void)ctx;
     (void)ud;
     for (int k = 0; k < n; k++) touch(in[k]);
-    sink += strlen(sep);
+    sink += strlen(o->sep) + strlen(o->end);
     return LTF_OK;
 }
 

@@ -37,7 +37,7 @@ return function(tf)
   local instances = setmetatable({}, {__mode = "k"})
   local protos = {}        -- prototype key -> {loader=, pretty=, err=}
   local chunks = setmetatable({}, {__mode = "v"})   -- source -> parsed chunk (kept while memory allows)
-  local warned = {}
+  local warned = setmetatable({}, {__mode = "k"})   -- places (strings) and stripped closures
   autograph._stats = {conversions = 0}
 
   local function warn(key, text)
@@ -222,7 +222,9 @@ return function(tf)
     local p = proto_for(f, info)
     if p.err then error(p.err, 0) end
     if p.skip then
-      warn(info.source .. ":" .. info.linedefined, sfmt("AutoGraph could not convert the function at %s:%d: %s; " ..
+      -- a stripped chunk has no place to be known by ("=?" and a line that
+      -- others share): it warns once per closure
+      warn(info.source == "=?" and f or info.source .. ":" .. info.linedefined, sfmt("AutoGraph could not convert the function at %s:%d: %s; " ..
         "tracing it unconverted (Lua control flow on symbolic tensors will fail). Use " ..
         "tf.autograph.do_not_convert(f) to silence this.", info.short_src, info.linedefined, p.skip))
       instances[f] = f
