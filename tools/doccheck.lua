@@ -211,6 +211,11 @@ function M.run(text, name)
     local b = line and block_at(blocks, line)
     report[#report + 1] = ("%s:%s: the block at line %s raised (mark it <!-- doccheck: skip (reason) --> if it " ..
       "cannot run here):\n%s"):format(name, line or "?", b and b.fence or "?", tostring(err))
+    local unchecked = 0
+    for l in pairs(expect) do if not printed[l] then unchecked = unchecked + 1 end end
+    if unchecked > 0 then
+      report[#report + 1] = ("%s: %d output comment(s) whose print did not run were not checked"):format(name, unchecked)
+    end
   end
 
   local ls = {}
