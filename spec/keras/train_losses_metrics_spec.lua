@@ -136,3 +136,37 @@ describe("tf.keras.metrics", function()
     assert.tf_error("ValueError", "Could not interpret metric identifier: 'acuracy'", function() M.get("acuracy") end)
   end)
 end)
+
+describe("SparseCategoricalAccuracy's labels", function()
+  local probs = tf.constant({{0.9, 0.1}, {0.2, 0.8}, {0.6, 0.4}}, tf.float32)
+  local MSG = "sparse_softmax_cross_entropy_with_logits: labels are 1-based class indices, valid range 1..2 " ..
+    "(label k selects logits[k]), got 0 at labels[1]"
+
+  it("raise the loss's own error for a 0-based label, eagerly", function()
+    local loss = L.SparseCategoricalCrossentropy{}
+    assert.tf_error("InvalidArgumentError", MSG, function() loss(tf.constant({0, 1, 0}), probs) end)
+    local m = M.SparseCategoricalAccuracy{}
+    assert.tf_error("InvalidArgumentError", MSG, function() m(tf.constant({0, 1, 0}), probs) end)
+    assert.tf_error("InvalidArgumentError", "valid range 1..2 (label k selects logits[k]), got 3 at labels[2]",
+      function() m(tf.constant({1, 3, 1}), probs) end)
+    assert.equal(0, m.count:value():item())   -- nothing was counted
+  end)
+
+  it("count 1-based labels as before (argmax match)", function()
+    local m = M.SparseCategoricalAccuracy{}
+    near(2 / 3, m(tf.constant({1, 2, 2}), probs))
+    near(3 / 5, m(tf.constant({{2}, {2}}), tf.constant({{0.1, 0.9}, {0.7, 0.3}})))
+  end)
+
+  it("raise in a traced update and in fit", function()
+    local m = M.SparseCategoricalAccuracy{}
+    local f = tf.fn(function(y, p) m:update_state(y, p) return m:result() end)
+    near(1, f(tf.constant({1, 2, 1}), probs))
+    assert.tf_error("InvalidArgumentError", MSG, f, tf.constant({0, 2, 1}), probs)
+    local model = tf.keras.Sequential{tf.keras.layers.Dense{2}}
+    model:compile{optimizer = "sgd", loss = tf.keras.losses.MeanSquaredError{}, metrics = {"sparse_categorical_accuracy"}}
+    assert.tf_error("InvalidArgumentError", "labels are 1-based class indices, valid range 1..2", function()
+      model:fit(tf.constant({{1, 2}, {3, 4}}, tf.float32), tf.constant({{0}, {1}}, tf.float32), {epochs = 1, verbose = 0})
+    end)
+  end)
+end)

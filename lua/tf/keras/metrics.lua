@@ -159,7 +159,15 @@ return function(tf)
     yt = squeeze_last(yt, yp.shape:rank())
     local pred = tf.argmax(yp, -1)   -- 1-based class ids
     if yt.dtype ~= tf.int64 then yt = tf.cast(yt, tf.int64) end
-    return tf.cast(tf.equal(yt, pred), tf.float32)
+    local match = tf.cast(tf.equal(yt, pred), tf.float32)
+    -- labels are checked as the loss checks them (1..classes, the same
+    -- error: a 0-based label must not silently score 0): by the loss's own
+    -- op, whose result the match then depends on, so a traced step keeps
+    -- the check; where(c, m, m) is m whatever the loss (NaN, inf) is
+    local scores = yp
+    if scores.dtype ~= tf.float32 and scores.dtype ~= tf.float64 then scores = tf.cast(scores, tf.float32) end
+    local checked = tf.nn.sparse_softmax_cross_entropy_with_logits(yt, scores)
+    return tf.where(tf.math.is_nan(checked), match, match)
   end)
 
   mean_of("CategoricalAccuracy", "categorical_accuracy", function(_, yt, yp)
