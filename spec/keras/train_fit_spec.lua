@@ -218,3 +218,61 @@ describe("training methods on tf.keras.Model", function()
     assert.shape({300, 2}, model:predict(x))
   end)
 end)
+
+describe("evaluate and predict show progress as Keras", function()
+  local function model_and_data()
+    local x, y = blobs(40, 9)
+    local model = tf.keras.Sequential{tf.keras.layers.Dense{2}}
+    model:compile{optimizer = "sgd", loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true},
+                  metrics = {"accuracy"}}
+    return model, x, y
+  end
+
+  it("verbose = 1: a bar redrawn in place, then the final state with time per step and the metrics", function()
+    local model, x, y = model_and_data()
+    local loss, out = quietly(function() return model:evaluate(x, y, {batch_size = 10, verbose = 1}) end)
+    local final = out:match("\r(4/4 %[=+%] %- %d+s %d+[mu]?s/step %- loss: [%d.]+ %- accuracy: [%d.]+)\n$")
+    assert.truthy(final, out)
+    assert.matches(string.format("loss: %.4f", loss), final, 1, true)
+    assert.truthy(out:find("\r1/4 [=======>", 1, true) or out:find("\r4/4 [", 1, true), out)
+    local p, pout = quietly(function() return model:predict(x, {batch_size = 10, verbose = 1}) end)
+    assert.shape({40, 2}, p)
+    assert.matches("\r4/4 %[=+%] %- %d+s %d+[mu]?s/step\n$", pout)
+  end)
+
+  it("verbose = 2: one line; verbose = 0: nothing", function()
+    local model, x, y = model_and_data()
+    local _, out = quietly(function() return model:evaluate(x, y, {batch_size = 10, verbose = 2}) end)
+    assert.matches("^4/4 %- %d+s %d+[mu]?s/step %- loss: [%d.]+ %- accuracy: [%d.]+\n$", out)
+    local _, pout = quietly(function() return model:predict(tf.data.Dataset.from_tensor_slices(x):batch(16),
+      {verbose = 2}) end)
+    assert.matches("^3/3 %- %d+s %d+[mu]?s/step\n$", pout)
+    local _, none = quietly(function() return model:evaluate(x, y, {verbose = 0}) end)
+    local _, none2 = quietly(function() return model:predict(x, {verbose = 0}) end)
+    assert.equal("", none .. none2)
+  end)
+
+  it("verbose = \"auto\" (the default) writes one line when stdout is not a terminal", function()
+    local script = [[
+      local tf = require("tf")
+      local m = tf.keras.Sequential{tf.keras.layers.Dense{1}}
+      m:compile{optimizer = "sgd", loss = "mse"}
+      m:evaluate(tf.ones({8, 2}), tf.ones({8, 1}), {batch_size = 4})
+      m:predict(tf.ones({8, 2}), {batch_size = 4})
+    ]]
+    local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+    local p = io.popen(string.format("LUA_PATH_5_4=%s LUA_CPATH_5_4=%s lua5.4 -e %s 2>&1 | cat", q(package.path),
+      q(package.cpath), q(script)))
+    local out = p:read("a")
+    p:close()
+    assert.matches("^2/2 %- %d+s %d+[mu]?s/step %- loss: [%d.]+\n2/2 %- %d+s %d+[mu]?s/step\n$", out)
+  end)
+
+  it("refuses an unknown verbosity or option", function()
+    local model, x, y = model_and_data()
+    assert.tf_error("ValueError", "evaluate: 'verbose' must be \"auto\", 0, 1 or 2, got 3",
+      function() model:evaluate(x, y, {verbose = 3}) end)
+    assert.tf_error("TypeError", "predict: unknown option 'epochs' (accepted: batch_size, steps, verbose)",
+      function() model:predict(x, {epochs = 2}) end)
+  end)
+end)

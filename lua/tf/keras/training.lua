@@ -206,6 +206,44 @@ return function(tf)
     s = s .. string.rep(".", width - #s)
     return sfmt("%" .. w .. "d/%d [%s]", step, total, s)
   end
+
+  --- Keras's verbosity: "auto" (nil) is 1 on a terminal, else 2; booleans as 1/0.
+  local function verbosity(v, what)
+    if v == nil or v == "auto" then return is_tty() and 1 or 2 end
+    if v == true then return 1 elseif v == false then return 0 end
+    if v ~= 0 and v ~= 1 and v ~= 2 then
+      raise("ValueError", sfmt("%s: 'verbose' must be \"auto\", 0, 1 or 2, got %s", what, tostring(v)), 4)
+    end
+    return v
+  end
+
+  --- The progress display of one pass over 'steps' batches (nil: not known
+  -- yet): at verbosity 1 a bar redrawn at most every 0.1 s, then its final
+  -- state with the time per step; at 2 only that final line, without the bar;
+  -- at 0 nothing. 'logs()' gives the values to show (read only when drawn).
+  local function progress(verbose, steps, names)
+    local p = {t0 = now(), last = 0}
+    function p.step(step, logs)
+      if verbose ~= 1 then return end
+      local t = now()
+      if t - p.last > 0.1 or step == steps then
+        p.last = t
+        local eta = steps and (t - p.t0) / step * (steps - step) or 0
+        io.write("\r", bar(step, steps), steps and step < steps and " - ETA: " .. fmt_time(eta) or "",
+          logs and fmt_logs(names, logs()) or "", "   ")
+        io.flush()
+      end
+    end
+    function p.done(step, logs)
+      if verbose == 0 then return end
+      local elapsed = now() - p.t0
+      local head = verbose == 1 and "\r" .. bar(step, step) or sfmt("%d/%d", step, step)
+      io.write(head, " - ", fmt_time(elapsed), " ", fmt_step(elapsed / math.max(step, 1)),
+        logs and fmt_logs(names, logs) or "", "\n")
+      io.flush()
+    end
+    return p
+  end
   -- }====
 
   local function metric_names(st)
@@ -316,10 +354,16 @@ return function(tf)
   end
 
   --- Run 'fn' over 'src' once (evaluation); returns nothing (state in metrics).
-  local function run_test(model, st, src)
+  local function run_test(model, st, src, each)
     reset_metrics(st)
     local fn = test_function(model, st)
-    for x, y in src:iter(false) do fn(x, y, batch_size_of(x)) end
+    local step = 0
+    for x, y in src:iter(false) do
+      fn(x, y, batch_size_of(x))
+      step = step + 1
+      if each and each(step) then break end
+    end
+    return step
   end
 
   local FIT_KEYS = {epochs = true, batch_size = true, validation_data = true, validation_split = true,
@@ -344,9 +388,7 @@ return function(tf)
     end
     local epochs = opts.epochs or 1
     local batch_size = opts.batch_size or 32
-    local verbose = opts.verbose
-    if verbose == nil or verbose == "auto" then verbose = is_tty() and 1 or 2 end
-    if verbose == true then verbose = 1 elseif verbose == false then verbose = 0 end
+    local verbose = verbosity(opts.verbose, "fit")
 
     local val_src
     if opts.validation_split and opts.validation_split > 0 then
@@ -388,24 +430,15 @@ return function(tf)
       cb("on_epoch_begin", epoch, {})
       if verbose == 1 then io.write(sfmt("Epoch %d/%d\n", epoch, epochs)) end
       local t0 = now()
-      local last_draw = 0
+      local shown = progress(verbose, steps, names)
+      local function logs_now() return read_logs(st) end
       local step = 0
       for xb, yb in src:iter(opts.shuffle ~= false) do
         step = step + 1
         cb("on_train_batch_begin", step, {})
         train(xb, yb, batch_size_of(xb))
         cb("on_train_batch_end", step, {})
-        if verbose == 1 then
-          local t = now()
-          if t - last_draw > 0.1 or step == steps then
-            last_draw = t
-            local logs = read_logs(st)
-            local eta = steps and (t - t0) / step * (steps - step) or 0
-            io.write("\r", bar(step, steps), steps and step < steps and " - ETA: " .. fmt_time(eta) or "",
-              fmt_logs(names, logs), "   ")
-            io.flush()
-          end
-        end
+        shown.step(step, logs_now)
         if rawget(model, "stop_training") then break end
         if opts.steps_per_epoch and step >= opts.steps_per_epoch then break end
       end
@@ -441,41 +474,76 @@ return function(tf)
     return history
   end
 
-  --- model:evaluate(x, y, {batch_size=32, verbose=0, return_dict=false}) or
+  local EVALUATE_KEYS = {batch_size = true, verbose = true, return_dict = true, steps = true}
+  local PREDICT_KEYS = {batch_size = true, verbose = true, steps = true}
+  local function check_keys(what, opts, keys)
+    for k in pairs(opts) do
+      if not keys[k] then
+        local names = {}
+        for n in pairs(keys) do names[#names + 1] = n end
+        table.sort(names)
+        raise("TypeError", sfmt("%s: unknown option '%s' (accepted: %s)", what, tostring(k),
+          table.concat(names, ", ")), 3)
+      end
+    end
+  end
+
+  --- model:evaluate(x, y, {batch_size=32, verbose="auto", return_dict=false, steps=}) or
   -- model:evaluate(ds, {...}): the loss then each metric's value (Lua
-  -- numbers), or a table {loss=, <metric>=} with return_dict.
+  -- numbers), or a table {loss=, <metric>=} with return_dict. verbose as
+  -- Keras: 1 a progress bar, 2 one line, 0 silent; "auto" 1 on a terminal, else 2.
   function T.evaluate(model, x, y, opts)
     local st = state_of(model, "evaluating")
     if is_dataset(x) and type(y) == "table" and not tf.is_tensor(y) and getmetatable(y) == nil and opts == nil then
       opts, y = y, nil
     end
     opts = opts or {}
+    check_keys("evaluate", opts, EVALUATE_KEYS)
+    local verbose = verbosity(opts.verbose, "evaluate")
     local src = make_source("evaluate", x, y, opts.batch_size or 32, false)
-    run_test(model, st, src)
+    local names = metric_names(st)
+    local steps = opts.steps or src.steps
+    local bar_ = progress(verbose, steps, names)
+    local n = run_test(model, st, src, function(step)
+      bar_.step(step, function() return read_logs(st) end)
+      if opts.steps and step >= opts.steps then return true end
+    end)
     local logs = read_logs(st)
-    if opts.verbose and opts.verbose ~= 0 then
-      print(sfmt("evaluate%s", fmt_logs(metric_names(st), logs)))
-    end
+    bar_.done(n, logs)
     if opts.return_dict then return logs end
     local r = {logs.loss}
     for _, m in ipairs(st.metrics) do r[#r + 1] = logs[m.name] end
     return table.unpack(r)
   end
 
-  --- model:predict(x, {batch_size=32}) or model:predict(ds): the outputs of
-  -- every batch concatenated (one tensor).
+  --- model:predict(x, {batch_size=32, verbose="auto", steps=}) or
+  -- model:predict(ds, {...}): the outputs of every batch concatenated (one
+  -- tensor). verbose as in evaluate.
   function T.predict(model, x, opts)
     opts = opts or {}
+    check_keys("predict", opts, PREDICT_KEYS)
+    local verbose = verbosity(opts.verbose, "predict")
     local st = rawget(model, "_compile_state")
     local fn = predict_function(model, st)
     local outs = {}
+    local it, steps
     if is_dataset(x) then
-      for xb in x:iter() do outs[#outs + 1] = fn(xb) end
+      it = x:iter()
+      local c = x:cardinality()
+      steps = c >= 0 and c or nil
     else
       local src = tensor_source(as_tensor(x), nil, opts.batch_size or 32, false)
-      for xb in src:iter(false) do outs[#outs + 1] = fn(xb) end
+      it, steps = src:iter(false), src.steps
+    end
+    if opts.steps then steps = math.min(steps or opts.steps, opts.steps) end
+    local bar_ = progress(verbose, steps)
+    for xb in it do
+      outs[#outs + 1] = fn(xb)
+      bar_.step(#outs)
+      if opts.steps and #outs >= opts.steps then break end
     end
     if #outs == 0 then raise("ValueError", "predict: the input produced no batches", 2) end
+    bar_.done(#outs)
     if #outs == 1 then return outs[1] end
     return tf.concat(outs, 1)
   end
