@@ -356,3 +356,25 @@ describe("Dataset.from_generator at the end of its data", function()
     assert.equal(3, made())
   end)
 end)
+
+describe("prefetch on the Lua thread", function()
+  it("hands out each element as it is made, not after filling its buffer", function()
+    local made = 0
+    local ds = tf.data.Dataset.from_generator(function()
+      local i = 0
+      return function() i = i + 1; made = made + 1; return i end
+    end, {output_signature = tf.TensorSpec({}, tf.int32)})
+    local it = ds:prefetch(1000):iter()
+    assert.equal(1, it():item())
+    assert.equal(1, made)
+    assert.equal(2, it():item())
+    assert.equal(2, made)
+  end)
+
+  it("gives the first element of an infinite input with a huge buffer", function()
+    local ds = tf.data.Dataset.from_tensor_slices(tf.constant({1.0, 2.0, 3.0})):repeat_()
+    local it = ds:prefetch(2 ^ 40 // 1):iter()
+    assert.equal(1, it():item())
+    assert.equal(2, it():item())
+  end)
+end)

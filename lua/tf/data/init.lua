@@ -1217,23 +1217,15 @@ return function(tf)
     end
   end
 
+  --- A pipeline the worker cannot run (repeat_, map, generators, ...) is
+  -- produced on the Lua thread, where reading ahead overlaps with nothing:
+  -- each element is handed out as soon as it is made, as TensorFlow hands
+  -- out the first element at once (reading buffer_size elements first cost
+  -- O(buffer_size) before the first, and never ended on an infinite input).
   iters.Prefetch = function(d)
     local threaded = threaded_prefetch(d)
     if threaded then return threaded end
-    local it = iter_of(d._input)
-    local q, head, tail = {}, 1, 0
-    local done = false
-    return function()
-      while not done and tail - head + 1 < d._size + 1 do
-        local e = it()
-        if e == nil then done = true else tail = tail + 1; q[tail] = e end
-      end
-      if head > tail then return nil end
-      local e = q[head]
-      q[head] = nil
-      head = head + 1
-      return e
-    end
+    return iter_of(d._input)
   end
   iters.Cache = function(d)
     if d._store then
