@@ -1045,3 +1045,20 @@ describe("tf.fn of a stripped chunk (no debug information)", function()
     assert.equal(1, #warnings)
   end)
 end)
+
+describe("tf.fn given a variable handle", function()
+  local MSG = "argument 'x' is a variable handle (dtype resource), which a traced function does not take: " ..
+    "pass the tf.Variable itself (v) or its value (v:value())"
+  it("raises a TypeError saying what to pass instead", function()
+    local v = tf.Variable(tf.ones({2}))
+    local f = tf.fn(function(x) return x * 2 end)
+    assert.tf_error("TypeError", MSG, f, v.handle)
+    assert.tf_error("TypeError", MSG, f, tf.kwargs{x = v.handle})
+    local g = tf.fn(function(x) return x end, {input_signature = {tf.TensorSpec({2})}})
+    assert.tf_error("TypeError", MSG, g, v.handle)
+    assert.tf_error("TypeError", "an argument holds a variable handle (dtype resource)", f, {v.handle})
+    -- what it suggests works
+    assert.same({2, 2}, f(v):totable())
+    assert.same({2, 2}, f(v:value()):totable())
+  end)
+end)

@@ -101,6 +101,7 @@ return function(tf)
   end
 
   --- Arguments by parameter position: values, count (varargs extend the list).
+  local RESOURCE = 7    -- ORDER DTYPE: LTF_DTYPE_RESOURCE, a variable's handle
   local function bind(pf, sigtext, ...)
     local n = select("#", ...)
     local values = {...}
@@ -129,6 +130,14 @@ return function(tf)
           raise("TypeError", bind_error(sfmt("multiple values for argument '%s'", k), values, n, sigtext()), 4)
         end
         values[idx] = v
+      end
+    end
+    for i = 1, count do
+      local v = values[i]
+      if is_tensor(v) and v:_dtype_id() == RESOURCE then
+        raise("TypeError", sfmt("tf.fn '%s': argument '%s' is a variable handle (dtype resource), which a traced " ..
+          "function does not take: pass the tf.Variable itself (v) or its value (v:value())", pf._name,
+          pname(pf, i)), 4)
       end
     end
     return values, count

@@ -725,7 +725,13 @@ return function(tf)
   function M.from_value(v, ctx, allow_specs)
     local tv = type(v)
     if tv == "userdata" then
-      if is_tensor(v) then return new_spec(v.shape:as_list(), v.dtype, nil) end
+      if is_tensor(v) then
+        if v:_dtype_id() == 7 then   -- ORDER DTYPE: LTF_DTYPE_RESOURCE (nested in a table: fn.lua checks the top level)
+          raise("TypeError", "tf.fn: an argument holds a variable handle (dtype resource), which a traced function " ..
+            "does not take: pass the tf.Variable itself (v) or its value (v:value())")
+        end
+        return new_spec(v.shape:as_list(), v.dtype, nil)
+      end
     elseif tv == "table" then
       local mt = getmetatable(v)
       if mt == nil then
