@@ -137,6 +137,7 @@ local t0 = os.clock()
 try(good, "the file as written")
 if count.restored ~= 1 or count.silent + count.accepted ~= 0 then
   io.stderr:write("ckpt-corrupt: the undamaged file does not restore: nothing to test\n")
+  os.execute("rm -rf '" .. dir .. "'")
   os.exit(1)
 end
 for n = 0, N - 1 do try(good:sub(1, n), ("truncated to %d bytes"):format(n)) end
