@@ -155,6 +155,28 @@ static int l_verify(lua_State *L) {
     return 0;
 }
 
+/* core.ckpt_magic() -> LTF_CKPT_MAGIC, the start of a luatf checkpoint's header */
+static int l_magic(lua_State *L) {
+    lua_pushliteral(L, LTF_CKPT_MAGIC);
+    return 1;
+}
+
+/* core.ckpt_verified(file) -> true for a luatf checkpoint (checksum verified at open), false for a plain file */
+static int l_verified(lua_State *L) {
+    lua_pushboolean(L, ltf_ckpt_verified(checkfile(L, 1)));
+    return 1;
+}
+
+/* core.ckpt_check_json(text [, what]): DataLossError on a repeated key in an object (or text that is not JSON) */
+static int l_check_json(lua_State *L) {
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    const char *what = luaL_optstring(L, 2, "the header");
+    ltf_status st = ltf_ckpt_check_json(ltfL_ctx(L), s, n, what);
+    if (st != LTF_OK) return ltfL_raisectx(L, st);
+    return 0;
+}
+
 /* core.ckpt_check_layout(file, {{begin, end, bytes}, ...}) */
 static int l_check_layout(lua_State *L) {
     ltf_ckpt_file *f = checkfile(L, 1);
@@ -324,6 +346,9 @@ static const luaL_Reg ckpt_fns[] = {
     {"ckpt_close", l_close},
     {"ckpt_header", l_header},
     {"ckpt_verify", l_verify},
+    {"ckpt_verified", l_verified},
+    {"ckpt_magic", l_magic},
+    {"ckpt_check_json", l_check_json},
     {"ckpt_check_layout", l_check_layout},
     {"ckpt_read", l_read},
     {"ckpt_restore", l_restore},

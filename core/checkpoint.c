@@ -430,8 +430,14 @@ ltf_status ltf_ckpt_write(ltf_ctx *ctx, const char *path, const char *header, si
         memcpy(head + 8, header, hlen);
         memset(head + 8 + hlen, ' ', pad);
         if (crc_at != (size_t)-1) {
+            /* every byte but the 8 digits, in file order: the length and
+            ** header around the digits, then the data (its CRC, streamed
+            ** above, joined on by shifting the header's over data_size zeros) */
             static const char hex[] = "0123456789abcdef";
-            for (int i = 0; i < 8; i++) head[8 + crc_at + (size_t)i] = (unsigned char)hex[(s.crc >> (28 - 4 * i)) & 15];
+            uint32_t c = ltf_crc32c(0, head, 8 + crc_at);
+            c = ltf_crc32c(c, head + 8 + crc_at + 8, (size_t)len - crc_at - 8);
+            c = crc_shift(c, data_size) ^ s.crc;
+            for (int i = 0; i < 8; i++) head[8 + crc_at + (size_t)i] = (unsigned char)hex[(c >> (28 - 4 * i)) & 15];
         }
         size_t at = 0, total = 8 + (size_t)len;
         while (at < total && st == LTF_OK) {
@@ -454,10 +460,56 @@ struct ltf_ckpt_file {
     unsigned char *map;      /* the whole file */
     size_t size;
     int mapped;              /* 1: munmap, 0: free */
+    int verified;            /* 1: a luatf checkpoint whose checksum matched */
     uint64_t header_len;
     const unsigned char *data;
     uint64_t data_size;
 };
+
+/* Is 'f' a luatf checkpoint? The marker is compared with the bytes at file
+** offset 8, whatever the header length says (a flipped length bit does not
+** hide it; bytes past the end count as 8 differing bits each): equal, the
+** file's checksum must match; within LTF_CKPT_MAGIC_NEAR bits, it is a
+** luatf file whose marker was damaged (one flipped bit cannot make it
+** "plain"); otherwise it is a plain safetensors file, read unchecked. */
+static ltf_status classify(ltf_ctx *ctx, ltf_ckpt_file *f, const char *what) {
+    static const char magic[] = LTF_CKPT_MAGIC;
+    const size_t m = sizeof magic - 1;
+    unsigned bits = 0;
+    for (size_t i = 0; i < m; i++)
+        bits += 8 + i < f->size ? (unsigned)__builtin_popcount((unsigned)(f->map[8 + i] ^ (unsigned char)magic[i])) : 8u;
+    if (bits != 0) {
+        if (bits <= LTF_CKPT_MAGIC_NEAR)
+            return ltf_fail(ctx, LTF_ERR_DATA_LOSS,
+                            "checkpoint: '%s' is corrupted: its first header bytes are %u bits away from luatf's format "
+                            "marker (a plain safetensors file is far from it)", what, bits);
+        return LTF_OK;   /* plain */
+    }
+    if (f->header_len < m + 9)
+        return ltf_fail(ctx, LTF_ERR_DATA_LOSS,
+                        "checkpoint: '%s' is corrupted: its header length %llu is shorter than luatf's format marker",
+                        what, (unsigned long long)f->header_len);
+    const unsigned char *d = f->map + 8 + m;
+    uint32_t want = 0;
+    for (int i = 0; i < 8; i++) {
+        int x = d[i] >= '0' && d[i] <= '9' ? d[i] - '0' : d[i] >= 'a' && d[i] <= 'f' ? d[i] - 'a' + 10 : -1;
+        if (x < 0)
+            return ltf_fail(ctx, LTF_ERR_DATA_LOSS, "checkpoint: '%s' is corrupted: its checksum is not 8 lowercase hex digits",
+                            what);
+        want = (want << 4) | (uint32_t)x;
+    }
+    if (d[8] != '"')
+        return ltf_fail(ctx, LTF_ERR_DATA_LOSS, "checkpoint: '%s' is corrupted: its checksum is not 8 lowercase hex digits",
+                        what);
+    uint32_t c = ltf_crc32c(0, f->map, 8 + m);
+    c = ltf_crc32c(c, d + 8, f->size - (8 + m + 8));
+    if (c != want)
+        return ltf_fail(ctx, LTF_ERR_DATA_LOSS,
+                        "checkpoint: '%s' is corrupted: checksum mismatch: the file's CRC32C is %08x, its header says %08x",
+                        what, (unsigned)c, (unsigned)want);
+    f->verified = 1;
+    return LTF_OK;
+}
 
 static ltf_ckpt_file *finish_open(ltf_ctx *ctx, ltf_ckpt_file *f, const char *what) {
     if (f->size < 8) {
@@ -483,6 +535,10 @@ static ltf_ckpt_file *finish_open(ltf_ctx *ctx, ltf_ckpt_file *f, const char *wh
     f->header_len = h;
     f->data = f->map + 8 + h;
     f->data_size = f->size - 8 - h;
+    if (classify(ctx, f, what) != LTF_OK) {
+        ltf_ckpt_close(f);
+        return NULL;
+    }
     return f;
 }
 
@@ -557,6 +613,8 @@ const char *ltf_ckpt_header(const ltf_ckpt_file *f, size_t *len) {
 }
 
 uint64_t ltf_ckpt_data_size(const ltf_ckpt_file *f) { return f->data_size; }
+
+int ltf_ckpt_verified(const ltf_ckpt_file *f) { return f->verified; }
 
 ltf_status ltf_ckpt_verify(ltf_ctx *ctx, const ltf_ckpt_file *f, uint32_t crc) {
     uint32_t c = ltf_crc32c(0, f->data, (size_t)f->data_size);
@@ -710,5 +768,208 @@ ltf_status ltf_ckpt_restore(ltf_ctx *ctx, const ltf_ckpt_file *f, ltf_tensor *co
     }
     free(fresh);
     return LTF_OK;
+}
+/* }==== */
+
+/* {==== JSON keys: a header (or a JSON string in its metadata) must not
+** repeat a key in one object. lua-cjson, like most parsers, keeps the last
+** of repeated keys, so a one-bit change that turns one key into another
+** would silently replace a value. Keys are compared after decoding their
+** escapes ("a" and "\u0061" are one key). The syntax is checked only as far
+** as the scan needs (lua-cjson checks the rest). */
+typedef struct jkey { size_t off, len; const char *p; } jkey;   /* p: set once the buffer stops moving */
+typedef struct jobj {   /* the decoded keys of one object */
+    char *buf;
+    size_t blen, bcap;
+    jkey *keys;
+    size_t nk, kcap;
+} jobj;
+typedef struct jscan {
+    ltf_ctx *ctx;
+    const unsigned char *p, *start, *end;
+    const char *what;
+} jscan;
+
+static ltf_status jfail(jscan *s, const char *why) {
+    return ltf_fail(s->ctx, LTF_ERR_DATA_LOSS, "checkpoint: %s is not valid JSON: %s at byte %zu", s->what, why,
+                    (size_t)(s->p - s->start) + 1);
+}
+
+static void jskip(jscan *s) {
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r')) s->p++;
+}
+
+static int jput(jobj *o, const void *b, size_t n) {
+    if (!o) return 1;
+    if (o->blen + n > o->bcap) {
+        size_t cap = o->bcap ? o->bcap : 64;
+        while (cap < o->blen + n) cap *= 2;
+        char *nb = realloc(o->buf, cap);
+        if (!nb) return 0;
+        o->buf = nb;
+        o->bcap = cap;
+    }
+    memcpy(o->buf + o->blen, b, n);
+    o->blen += n;
+    return 1;
+}
+
+static int jhex4(const unsigned char *p, unsigned *out) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = p[i], x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (x < 0) return 0;
+        v = v * 16 + (unsigned)x;
+    }
+    *out = v;
+    return 1;
+}
+
+/* A string at s->p ('"'); its decoded bytes are appended to 'o' when not NULL. */
+static ltf_status jstring(jscan *s, jobj *o) {
+    s->p++;
+    for (;;) {
+        if (s->p >= s->end) return jfail(s, "an unterminated string");
+        unsigned c = *s->p;
+        if (c == '"') { s->p++; return LTF_OK; }
+        if (c < 0x20) return jfail(s, "a control character in a string");
+        if (c != '\\') {
+            if (!jput(o, s->p, 1)) return ltf_fail_oom(s->ctx, "checkpoint JSON keys", 0);
+            s->p++;
+            continue;
+        }
+        if (s->end - s->p < 2) return jfail(s, "an unterminated string");
+        unsigned char e = s->p[1], b[4];
+        size_t n = 1;
+        s->p += 2;
+        switch (e) {
+        case '"': case '\\': case '/': b[0] = e; break;
+        case 'b': b[0] = '\b'; break;
+        case 'f': b[0] = '\f'; break;
+        case 'n': b[0] = '\n'; break;
+        case 'r': b[0] = '\r'; break;
+        case 't': b[0] = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (s->end - s->p < 4 || !jhex4(s->p, &cp)) return jfail(s, "a bad \\u escape");
+            s->p += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && s->end - s->p >= 6 && s->p[0] == '\\' && s->p[1] == 'u' &&
+                jhex4(s->p + 2, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                s->p += 6;
+            }
+            if (cp < 0x80) { b[0] = (unsigned char)cp; }
+            else if (cp < 0x800) { b[0] = (unsigned char)(0xC0 | (cp >> 6)); b[1] = (unsigned char)(0x80 | (cp & 63)); n = 2; }
+            else if (cp < 0x10000) {
+                b[0] = (unsigned char)(0xE0 | (cp >> 12)); b[1] = (unsigned char)(0x80 | ((cp >> 6) & 63));
+                b[2] = (unsigned char)(0x80 | (cp & 63)); n = 3;
+            } else {
+                b[0] = (unsigned char)(0xF0 | (cp >> 18)); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 63));
+                b[2] = (unsigned char)(0x80 | ((cp >> 6) & 63)); b[3] = (unsigned char)(0x80 | (cp & 63)); n = 4;
+            }
+            break;
+        }
+        default: return jfail(s, "a bad escape");
+        }
+        if (!jput(o, b, n)) return ltf_fail_oom(s->ctx, "checkpoint JSON keys", 0);
+    }
+}
+
+static int cmp_jkey(const void *a, const void *b) {
+    const jkey *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = n ? memcmp(x->p, y->p, n) : 0;
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static ltf_status jvalue(jscan *s, int depth);
+
+static ltf_status jobject(jscan *s, int depth) {
+    jobj o = { NULL, 0, 0, NULL, 0, 0 };
+    ltf_status st = LTF_OK;
+    s->p++;
+    jskip(s);
+    if (s->p < s->end && *s->p == '}') { s->p++; return LTF_OK; }
+    for (;;) {
+        jskip(s);
+        if (s->p >= s->end || *s->p != '"') { st = jfail(s, "an object key that is not a string"); break; }
+        if (o.nk == o.kcap) {
+            size_t cap = o.kcap ? 2 * o.kcap : 16;
+            jkey *nk = realloc(o.keys, cap * sizeof *nk);
+            if (!nk) { st = ltf_fail_oom(s->ctx, "checkpoint JSON keys", cap * sizeof *nk); break; }
+            o.keys = nk;
+            o.kcap = cap;
+        }
+        size_t at = o.blen;
+        if ((st = jstring(s, &o)) != LTF_OK) break;
+        o.keys[o.nk].off = at;
+        o.keys[o.nk].len = o.blen - at;
+        o.keys[o.nk].p = NULL;
+        o.nk++;
+        jskip(s);
+        if (s->p >= s->end || *s->p != ':') { st = jfail(s, "a missing ':'"); break; }
+        s->p++;
+        if ((st = jvalue(s, depth + 1)) != LTF_OK) break;
+        jskip(s);
+        if (s->p < s->end && *s->p == ',') { s->p++; continue; }
+        if (s->p < s->end && *s->p == '}') { s->p++; break; }
+        st = jfail(s, "a missing ',' or '}'");
+        break;
+    }
+    if (st == LTF_OK && o.nk > 1) {
+        for (size_t i = 0; i < o.nk; i++) o.keys[i].p = o.buf + o.keys[i].off;
+        qsort(o.keys, o.nk, sizeof *o.keys, cmp_jkey);
+        for (size_t i = 1; i < o.nk && st == LTF_OK; i++) {
+            if (cmp_jkey(&o.keys[i - 1], &o.keys[i]) != 0) continue;
+            char shown[121];
+            size_t n = o.keys[i].len < 120 ? o.keys[i].len : 120;
+            const unsigned char *k = (const unsigned char *)o.keys[i].p;
+            for (size_t j = 0; j < n; j++) shown[j] = k[j] < 0x20 || k[j] == 0x7f ? '?' : (char)k[j];
+            shown[n] = '\0';
+            st = ltf_fail(s->ctx, LTF_ERR_DATA_LOSS, "checkpoint: %s repeats the key '%s%s' (the file is corrupted)",
+                          s->what, shown, o.keys[i].len > 120 ? "..." : "");
+        }
+    }
+    free(o.buf);
+    free(o.keys);
+    return st;
+}
+
+static ltf_status jvalue(jscan *s, int depth) {
+    if (depth > 16) return jfail(s, "nesting deeper than 16");
+    jskip(s);
+    if (s->p >= s->end) return jfail(s, "a missing value");
+    unsigned c = *s->p;
+    if (c == '{') return jobject(s, depth);
+    if (c == '"') return jstring(s, NULL);
+    if (c == '[') {
+        s->p++;
+        jskip(s);
+        if (s->p < s->end && *s->p == ']') { s->p++; return LTF_OK; }
+        for (;;) {
+            ltf_status st = jvalue(s, depth + 1);
+            if (st != LTF_OK) return st;
+            jskip(s);
+            if (s->p < s->end && *s->p == ',') { s->p++; continue; }
+            if (s->p < s->end && *s->p == ']') { s->p++; return LTF_OK; }
+            return jfail(s, "a missing ',' or ']'");
+        }
+    }
+    /* a number or a literal: its characters (lua-cjson checks its form) */
+    const unsigned char *b = s->p;
+    while (s->p < s->end && ((*s->p >= '0' && *s->p <= '9') || (*s->p >= 'a' && *s->p <= 'z') ||
+                             (*s->p >= 'A' && *s->p <= 'Z') || *s->p == '-' || *s->p == '+' || *s->p == '.'))
+        s->p++;
+    return s->p == b ? jfail(s, "an unexpected character") : LTF_OK;
+}
+
+ltf_status ltf_ckpt_check_json(ltf_ctx *ctx, const char *json, size_t n, const char *what) {
+    jscan s = { ctx, (const unsigned char *)json, (const unsigned char *)json, (const unsigned char *)json + n,
+                what ? what : "the header" };
+    ltf_status st = jvalue(&s, 1);
+    if (st != LTF_OK) return st;
+    jskip(&s);
+    return s.p == s.end ? LTF_OK : jfail(&s, "trailing characters");
 }
 /* }==== */

@@ -5,7 +5,8 @@
 # set of inputs (and scripts/tsan.sh: the embedding thread tests under
 # ThreadSanitizer): the Lua API fuzzer (tools/fuzz/) on seeds 1..LUA_BATCHES
 # and the libFuzzer targets over the C API (core/tests/fuzz/,
-# scripts/fuzz-c.sh) for C_RUNS runs each from seed 1. Fixed inputs make the
+# scripts/fuzz-c.sh) for C_RUNS runs each from seed 1, and the checkpoint
+# corruption campaign (tools/fuzz/ckpt_corrupt.lua --quick). Fixed inputs make the
 # stage a regression check that passes or fails the same way on every
 # machine; open-ended searches are the long runs of tools/fuzz/README.md.
 # Any report fails.
@@ -71,6 +72,22 @@ check "spec/gpu on the simulated GPU (ASan/UBSan/LSan)" $st
 # The Lua API fuzzer: random calls in child processes, deterministic seeds
 lua5.4 tools/fuzz/run.lua --build build-asan --batches "$lua_batches" --calls 200 --seed 1
 check "Lua API fuzzer (seeds 1..$lua_batches)" $?
+
+# The checkpoint corruption campaign, quick form (docs/checkpoints.md,
+# "Corruption"; the full form: lua5.4 tools/fuzz/ckpt_corrupt.lua): every
+# truncation, bit flips and zeroed ranges over every byte of a small
+# checkpoint; any silent wrong restore, accepted change or half-restore fails
+out=$(ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+      LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
+      lua5.4 tools/fuzz/ckpt_corrupt.lua --quick 2>&1)
+st=$?
+echo "$out" | tail -1 | sed 's/^/sanitize: /'
+if echo "$out" | grep -qE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:"; then
+  echo "$out" | grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" | head -20
+  st=1
+fi
+[ $st -ne 0 ] && echo "$out" | tail -25
+check "checkpoint corruption campaign (quick, ASan/UBSan/LSan)" $st
 
 # ThreadSanitizer: hosts sharing tensors and graphs across threads (docs/embedding.md)
 bash scripts/tsan.sh >/tmp/ltf-sanitize-tsan.$$ 2>&1

@@ -553,19 +553,35 @@ LTF_API ltf_status ltf_file_write_atomic(ltf_ctx *ctx, const char *path, const v
 ** 'header' ('hlen' bytes of JSON), then tensor i's bytes at data offset
 ** begins[i] (ascending, multiples of 8, non-overlapping), the data section
 ** being 'data_size' bytes. Tensors: concrete CPU tensors, numeric or bool.
-** The data's CRC32C, computed as it is written, replaces the 8 bytes at
-** header[crc_at] as lowercase hex (crc_at = (size_t)-1: none). Writeback
+** The CRC32C of every byte of the file but those 8, in file order (length,
+** header, padding, data), replaces the 8 bytes at header[crc_at] as
+** lowercase hex (crc_at = (size_t)-1: none); a luatf checkpoint's header
+** starts with LTF_CKPT_MAGIC and crc_at = strlen(LTF_CKPT_MAGIC). Writeback
 ** starts every 8 MB so the disk works while the rest is copied. */
 LTF_API ltf_status ltf_ckpt_write(ltf_ctx *ctx, const char *path, const char *header, size_t hlen, size_t crc_at,
                                   ltf_tensor *const *tensors, const uint64_t *begins, int n, uint64_t data_size);
 /* The CRC32C of the data section ltf_ckpt_write would write (gaps included). */
 LTF_API ltf_status ltf_ckpt_data_crc32c(ltf_ctx *ctx, ltf_tensor *const *tensors, const uint64_t *begins, int n,
                                         uint64_t data_size, uint32_t *out);
+/* luatf's format marker: the header of a luatf checkpoint starts with these
+** bytes, then 8 lowercase hex digits (the file's CRC32C, as ltf_ckpt_write
+** fills them), then '"'. The marker sits at a fixed place (file offset 8),
+** so no header length or key order can move it. */
+#define LTF_CKPT_MAGIC "{\"__metadata__\":{\"luatf.format\":\"luatf-checkpoint-2\",\"luatf.crc32c\":\""
+/* A file whose first bytes lie within this many bits of the marker but
+** differ from it is a corrupted luatf file, not a plain safetensors file. */
+#define LTF_CKPT_MAGIC_NEAR 64
 /* A checkpoint file opened for reading (mapped read-only). */
 typedef struct ltf_ckpt_file ltf_ckpt_file;
 /* Open 'path': LTF_ERR_NOT_FOUND when missing; LTF_ERR_DATA_LOSS when
 ** shorter than 8 bytes, or the header length is over LTF_CKPT_MAX_HEADER
-** or past the end of the file. NULL on failure (see ctx). */
+** or past the end of the file. A file that starts with LTF_CKPT_MAGIC is a
+** luatf checkpoint: its checksum (every byte but its own 8 digits) is
+** verified here, LTF_ERR_DATA_LOSS when it differs or its digits are not 8
+** lowercase hex digits; a file whose marker bytes are within
+** LTF_CKPT_MAGIC_NEAR bits of the marker but not equal is LTF_ERR_DATA_LOSS
+** too. Any other file is a plain safetensors file, not checked (see
+** ltf_ckpt_verified). NULL on failure (see ctx). */
 LTF_API ltf_ckpt_file *ltf_ckpt_open(ltf_ctx *ctx, const char *path);
 /* The same over a copy of 'n' bytes in memory. */
 LTF_API ltf_ckpt_file *ltf_ckpt_open_memory(ltf_ctx *ctx, const void *bytes, size_t n);
@@ -573,8 +589,15 @@ LTF_API void           ltf_ckpt_close(ltf_ckpt_file *f);
 /* The JSON header (lent, not NUL-terminated) and the data section's size. */
 LTF_API const char    *ltf_ckpt_header(const ltf_ckpt_file *f, size_t *len);
 LTF_API uint64_t       ltf_ckpt_data_size(const ltf_ckpt_file *f);
-/* LTF_ERR_DATA_LOSS unless the data section's CRC32C is 'crc'. */
+/* 1 when the file is a luatf checkpoint (its checksum was verified by the open), 0 for a plain safetensors file. */
+LTF_API int            ltf_ckpt_verified(const ltf_ckpt_file *f);
+/* LTF_ERR_DATA_LOSS unless the data section's CRC32C is 'crc' (files of luatf-checkpoint-1, whose checksum covered only the data). */
 LTF_API ltf_status     ltf_ckpt_verify(ltf_ctx *ctx, const ltf_ckpt_file *f, uint32_t crc);
+/* LTF_ERR_DATA_LOSS when 'n' bytes of JSON repeat a key in one object (after
+** decoding escapes: "a" and "\u0061" are the same key), nest deeper than 16,
+** or are not JSON; 'what' names the text in the message. (lua-cjson, like
+** most parsers, keeps the last of repeated keys silently.) */
+LTF_API ltf_status     ltf_ckpt_check_json(ltf_ctx *ctx, const char *json, size_t n, const char *what);
 /* One entry of a header: data_offsets [begin, end) and the bytes its dtype and shape need. */
 typedef struct ltf_ckpt_span { uint64_t begin, end, bytes; } ltf_ckpt_span;
 /* LTF_ERR_DATA_LOSS unless every span lies inside the data, is exactly

@@ -3,7 +3,8 @@
 ** host uses it: write two tensors with a header whose CRC32C place the
 ** writer fills, reopen, check the header bytes and layout, verify, read,
 ** restore into variables; then the refusals (truncated, huge header
-** length, flipped data byte, bad spans, a missing file, a directory).
+** length, every flipped bit, a damaged marker, bad spans, a missing file, a
+** directory) and repeated JSON keys.
 */
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,11 +35,11 @@ int main(void) {
     ltf_tensor *tb = ltf_tensor_from_data(ctx, LTF_DTYPE_INT64, 1, db, b);
     ltf_tensor *ts[2] = { ta, tb };
     uint64_t begins[2] = { 0, 16 };   /* a: 12 bytes, 4 of padding, b: 16 bytes */
-    const char *hdr = "{\"__metadata__\":{\"crc\":\"XXXXXXXX\"},"
+    const char *hdr = LTF_CKPT_MAGIC "XXXXXXXX\"},"
                       "\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},"
                       "\"b\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[16,32]}}";
     size_t hlen = strlen(hdr);
-    size_t crc_at = (size_t)(strstr(hdr, "XXXXXXXX") - hdr);
+    size_t crc_at = strlen(LTF_CKPT_MAGIC);
     CHECK(ltf_ckpt_write(ctx, path, hdr, hlen, crc_at, ts, begins, 2, 32) == LTF_OK);
     uint32_t crc = 0;
     CHECK(ltf_ckpt_data_crc32c(ctx, ts, begins, 2, 32, &crc) == LTF_OK);
@@ -54,11 +55,18 @@ int main(void) {
         const char *h = ltf_ckpt_header(f, &n);
         CHECK(n % 8 == 0 && n >= hlen);
         CHECK(ltf_ckpt_data_size(f) == 32);
+        /* the checksum: every byte of the file but its own 8 digits */
+        CHECK(ltf_ckpt_verified(f) == 1);
+        unsigned char whole[512];
+        FILE *wf = fopen(path, "rb");
+        size_t wn = fread(whole, 1, sizeof whole, wf);
+        fclose(wf);
+        uint32_t fc = ltf_crc32c(ltf_crc32c(0, whole, 8 + crc_at), whole + 8 + crc_at + 8, wn - 8 - crc_at - 8);
         char want[9];
-        snprintf(want, sizeof want, "%08x", (unsigned)crc);
+        snprintf(want, sizeof want, "%08x", (unsigned)fc);
         CHECK(memcmp(h + crc_at, want, 8) == 0);
         CHECK(memcmp(h, hdr, crc_at) == 0);
-        CHECK(ltf_ckpt_verify(ctx, f, crc) == LTF_OK);
+        CHECK(ltf_ckpt_verify(ctx, f, crc) == LTF_OK);   /* the data's own CRC (the old format's) */
         CHECK(ltf_ckpt_verify(ctx, f, crc ^ 1) == LTF_ERR_DATA_LOSS);
         ltf_ckpt_span good[2] = { { 0, 12, 12 }, { 16, 32, 16 } };
         CHECK(ltf_ckpt_check_layout(ctx, f, good, 2) == LTF_OK);
@@ -114,15 +122,46 @@ int main(void) {
     unsigned char huge[16] = { 0, 0, 0, 0, 0, 0, 0, 0x40, '{', '}' };
     CHECK(ltf_ckpt_open_memory(ctx, huge, sizeof huge) == NULL && ltf_ctx_status(ctx) == LTF_ERR_DATA_LOSS);
     CHECK(strstr(ltf_ctx_error(ctx), "over the limit") != NULL);
+    /* every single-bit flip of the file is refused at open */
+    int refused = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            buf[i] ^= (unsigned char)(1u << bit);
+            f = ltf_ckpt_open_memory(ctx, buf, n);
+            if (!f && ltf_ctx_status(ctx) == LTF_ERR_DATA_LOSS) refused++;
+            ltf_ckpt_close(f);
+            buf[i] ^= (unsigned char)(1u << bit);
+        }
+    }
+    CHECK(refused == (int)(8 * n));
     buf[n - 3] ^= 0x20;   /* a data byte */
     spit(bad, buf, n);
-    f = ltf_ckpt_open(ctx, bad);
-    CHECK(f != NULL);
-    if (f) {
-        CHECK(ltf_ckpt_verify(ctx, f, crc) == LTF_ERR_DATA_LOSS);
-        CHECK(strstr(ltf_ctx_error(ctx), "checksum mismatch") != NULL);
-        ltf_ckpt_close(f);
+    CHECK(ltf_ckpt_open(ctx, bad) == NULL && ltf_ctx_status(ctx) == LTF_ERR_DATA_LOSS);
+    CHECK(strstr(ltf_ctx_error(ctx), "checksum mismatch") != NULL);
+    buf[n - 3] ^= 0x20;
+    buf[8 + 20] ^= 0x01;  /* the marker */
+    CHECK(ltf_ckpt_open_memory(ctx, buf, n) == NULL && ltf_ctx_status(ctx) == LTF_ERR_DATA_LOSS);
+    CHECK(strstr(ltf_ctx_error(ctx), "1 bits away from luatf's format marker") != NULL);
+    buf[8 + 20] ^= 0x01;
+    /* a plain safetensors file is not checked */
+    static const char plain[] = "\x0a\0\0\0\0\0\0\0{\"a\":\"b\"}  ";
+    f = ltf_ckpt_open_memory(ctx, plain, sizeof plain - 1);
+    CHECK(f != NULL && ltf_ckpt_verified(f) == 0);
+    ltf_ckpt_close(f);
+
+    /* repeated JSON keys */
+    static const char *const dup[] = { "{\"a\":1,\"a\":2}", "{\"a\":1,\"\\u0061\":2}", "{\"x\":[{\"k\":1,\"k\":1}]}",
+                                       "{\"\\ud83d\\ude00\":1,\"\xf0\x9f\x98\x80\":2}" };
+    for (size_t i = 0; i < sizeof dup / sizeof *dup; i++) {
+        CHECK(ltf_ckpt_check_json(ctx, dup[i], strlen(dup[i]), "the header") == LTF_ERR_DATA_LOSS);
+        CHECK(strstr(ltf_ctx_error(ctx), "the header repeats the key") != NULL);
     }
+    static const char *const fine[] = { "{}", "{\"a\":1,\"b\":{\"a\":2},\"c\":[1,\"a\",{\"a\":null}]}", "[]",
+                                        "{\"a\\u0000x\":1,\"a\\u0000y\":2}", " {\"a\" : true } " };
+    for (size_t i = 0; i < sizeof fine / sizeof *fine; i++) CHECK(ltf_ckpt_check_json(ctx, fine[i], strlen(fine[i]), NULL) == LTF_OK);
+    static const char *const broken[] = { "", "{", "{\"a\"}", "{\"a\":1,}", "{\"a\":1} x", "\"\\q\"", "[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]" };
+    for (size_t i = 0; i < sizeof broken / sizeof *broken; i++)
+        CHECK(ltf_ckpt_check_json(ctx, broken[i], strlen(broken[i]), NULL) == LTF_ERR_DATA_LOSS);
     snprintf(bad, sizeof bad, "%s/absent", dir);
     CHECK(ltf_ckpt_open(ctx, bad) == NULL && ltf_ctx_status(ctx) == LTF_ERR_NOT_FOUND);
     CHECK(ltf_ckpt_open(ctx, dir) == NULL && ltf_ctx_status(ctx) == LTF_ERR_NOT_FOUND);

@@ -3,7 +3,10 @@
 ** (core/checkpoint.c): ltf_ckpt_open_memory on arbitrary bytes (header
 ** length checks), then with a layout the input describes: ltf_ckpt_check_layout,
 ** ltf_ckpt_verify, ltf_ckpt_read and ltf_ckpt_restore into variables at any
-** offsets; ltf_crc32c must agree with itself split at any point. The JSON
+** offsets; ltf_crc32c must agree with itself split at any point. A file
+** that opens as a luatf checkpoint (ltf_ckpt_verified) must stop opening
+** when any one bit of it is flipped; ltf_ckpt_check_json runs over the
+** header and over the whole input (repeated keys, any bytes). The JSON
 ** header is parsed by lua-cjson on the Lua side (docs/checkpoints.md), so
 ** what is fuzzed here is every number a header could carry.
 **
@@ -59,6 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     ltf_ctx *ctx = ltf_ctx_new();
     if (!ctx) return 0;
+    if (ltf_ckpt_check_json(ctx, (const char *)file, fsize, NULL) != LTF_OK && ltf_ctx_status(ctx) != LTF_ERR_DATA_LOSS)
+        fail("check_json failed with another kind than DATA_LOSS");
     ltf_ckpt_file *f = ltf_ckpt_open_memory(ctx, file, fsize);
     if (!f) {
         if (ltf_ctx_status(ctx) == LTF_OK || !ltf_ctx_error(ctx)[0]) fail("open failed without a message");
@@ -69,6 +74,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *h = ltf_ckpt_header(f, &hlen);
     uint64_t dsize = ltf_ckpt_data_size(f);
     if (8 + hlen + dsize != fsize || hlen > LTF_CKPT_MAX_HEADER || (const uint8_t *)h == NULL) fail("bad header bounds");
+    (void)ltf_ckpt_check_json(ctx, h, hlen, "the header");
+    if (ltf_ckpt_verified(f)) {
+        /* every byte is covered: one flipped bit (chosen by the input) must be refused */
+        uint8_t *copy = malloc(fsize);
+        if (copy) {
+            memcpy(copy, file, fsize);
+            size_t bit = (size_t)(k ? spans[0].end : cut) % (8 * fsize);
+            copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            ltf_ckpt_file *g = ltf_ckpt_open_memory(ctx, copy, fsize);
+            if (g || ltf_ctx_status(ctx) != LTF_ERR_DATA_LOSS) fail("a verified file with a flipped bit opened");
+            ltf_ckpt_close(g);
+            free(copy);
+        }
+    }
     if (ltf_ckpt_check_layout(ctx, f, spans, k) == LTF_OK) {
         for (int i = 0; i < k; i++)
             if (spans[i].end > dsize || spans[i].end - spans[i].begin != spans[i].bytes) fail("layout accepted a bad span");

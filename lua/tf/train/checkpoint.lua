@@ -28,7 +28,8 @@ return function(tf)
   local Variable = tf.Variable.mt
   local by_enum = tf.dtypes._by_enum
 
-  local FORMAT = "luatf-checkpoint-1"
+  local FORMAT = "luatf-checkpoint-2"
+  local FORMAT_V1 = "luatf-checkpoint-1"   -- before the checksum covered the header (refused; upgrade_checkpoint reads it)
   local ATTR = "/.ATTRIBUTES/VARIABLE_VALUE"
 
   -- safetensors dtype <-> luatf dtype; sizes of the ones luatf cannot hold
@@ -179,12 +180,14 @@ return function(tf)
   -- {==== Writing a file
   local function align8(n) return (n + 7) & ~7 end
 
-  --- Write the variables `vars` ({key=, var=} sorted by key) to `path`.
+  --- Write the variables `vars` ({key=, var=} sorted by key; or {key=,
+  -- value=, name=, trainable=} with a tensor as the value) to `path`.
   local function write_file(path, vars, aliases)
     local tensors, begins, entries, strings = {}, {}, {}, {}
     local at = 0
     for i, e in ipairs(vars) do
-      local value = core.variable_peek(e.var._handle):cpu()   -- a variable on a GPU: its bytes on the host
+      -- a variable on a GPU: its bytes on the host
+      local value = e.var and core.variable_peek(e.var._handle):cpu() or e.value:cpu()
       local dt = value.dtype.name
       local dims = value.shape:as_list()
       local st = ST_OF[dt]
@@ -198,18 +201,17 @@ return function(tf)
       local nbytes = value.dtype.size * value.shape:num_elements()
       tensors[i], begins[i] = value, at
       entries[i] = {key = e.key, dtype = st, shape = st == "U8" and dt == "string" and {nbytes} or dims,
-                    b = at, e = at + nbytes, var = e.var}
+                    b = at, e = at + nbytes, name = e.var and e.var._name or e.name,
+                    trainable = e.var and e.var.trainable or (not e.var and e.trainable)}
       at = align8(at + nbytes)
     end
     local size = at
-    local CRC_MARK = "@@CRC32C"   -- replaced by the data's CRC32C as the C writer streams the data
     local graph = {}
     for _, e in ipairs(entries) do
-      graph[#graph + 1] = ('%s:{"name":%s,"trainable":%s}'):format(enc(e.key), enc(e.var._name),
-        tostring(e.var.trainable and true or false))
+      graph[#graph + 1] = ('%s:{"name":%s,"trainable":%s}'):format(enc(e.key), enc(e.name),
+        tostring(e.trainable and true or false))
     end
-    local meta = {["luatf.format"] = FORMAT, ["luatf.crc32c"] = CRC_MARK,
-                  ["luatf.variables"] = "{" .. table.concat(graph, ",") .. "}"}
+    local meta = {["luatf.variables"] = "{" .. table.concat(graph, ",") .. "}"}
     if next(strings) then
       local parts = {}
       for _, k in ipairs(sorted_string_keys(strings)) do
@@ -222,18 +224,21 @@ return function(tf)
       for _, k in ipairs(sorted_string_keys(aliases)) do parts[#parts + 1] = enc(k) .. ":" .. enc(aliases[k]) end
       meta["luatf.aliases"] = "{" .. table.concat(parts, ",") .. "}"
     end
-    local mparts = {}
+    -- the header starts with the format marker and the checksum's 8 digits
+    -- (LTF_CKPT_MAGIC, at a fixed place: see docs/checkpoints.md), which the
+    -- C writer fills with the CRC32C of every other byte of the file
+    local magic = core.ckpt_magic()
+    local mparts = {magic .. '00000000"'}
     for _, k in ipairs(sorted_string_keys(meta)) do
       mparts[#mparts + 1] = enc(k) .. ":" .. enc(meta[k])
     end
-    local parts = {'"__metadata__":{' .. table.concat(mparts, ",") .. "}"}
+    local parts = {table.concat(mparts, ",") .. "}"}
     for _, e in ipairs(entries) do
       parts[#parts + 1] = ('%s:{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]}'):format(enc(e.key),
         e.dtype, table.concat(e.shape, ","), e.b, e.e)
     end
-    local header = "{" .. table.concat(parts, ",") .. "}"
-    local crc_at = header:find('"luatf.crc32c":"' .. CRC_MARK .. '"', 1, true) + #'"luatf.crc32c":"'
-    core.ckpt_write(path, header, tensors, begins, size, crc_at)
+    local header = table.concat(parts, ",") .. "}"
+    core.ckpt_write(path, header, tensors, begins, size, #magic + 1)
   end
   -- }====
 
@@ -246,10 +251,17 @@ return function(tf)
     return i
   end
 
-  --- Open and check a file: returns {file=, entries = {key -> entry}, keys (sorted), meta}.
-  local function open_file(path)
+  --- Open and check a file: returns {file=, entries = {key -> entry}, keys
+  -- (sorted), meta, verified}. A luatf checkpoint is verified by the C open
+  -- (core/checkpoint.c: its format marker at a fixed place and the CRC32C
+  -- of every byte); any other file is a plain safetensors file, read
+  -- unchecked, and must carry no luatf metadata. `v1`: also read a
+  -- luatf-checkpoint-1 file (upgrade_checkpoint), with the checks that
+  -- format allows (its data's CRC32C).
+  local function open_file(path, v1)
     if type(path) ~= "string" then raise("TypeError", "checkpoint: the path must be a string", 3) end
     local f = core.ckpt_open(path)
+    local verified = core.ckpt_verified(f)
     local header = core.ckpt_header(f)
     local ok, h = pcall(decoder(), header)
     if ok and not header:match("^%s*{") then ok, h = true, "an array or scalar" end
@@ -257,6 +269,17 @@ return function(tf)
       core.ckpt_close(f)
       dataloss(("checkpoint '%s': the header is not a JSON object (%s)"):format(path, ok and type(h) or tostring(h)))
     end
+    -- a decoder keeps the last of repeated keys: refuse them (a one-bit
+    -- change can turn one key into another)
+    local function unique_keys(text, what)
+      local okj, err = pcall(core.ckpt_check_json, text, what)
+      if not okj then
+        core.ckpt_close(f)
+        err.message = err.message:gsub("^checkpoint: ", ("checkpoint '%s': "):format(path))
+        error(err, 0)
+      end
+    end
+    unique_keys(header, "the header")
     local meta = h.__metadata__
     if meta ~= nil then
       if type(meta) ~= "table" then core.ckpt_close(f); dataloss(("checkpoint '%s': __metadata__ is not an object"):format(path)) end
@@ -268,21 +291,51 @@ return function(tf)
       end
     end
     meta = meta or {}
-    local strings = {}
-    if meta["luatf.strings"] then
-      local ok2, s = pcall(decoder(), meta["luatf.strings"])
-      if not ok2 or type(s) ~= "table" then core.ckpt_close(f); dataloss(("checkpoint '%s': bad luatf.strings"):format(path)) end
-      strings = s
+    local old = false
+    if verified then
+      if meta["luatf.format"] ~= FORMAT then   -- only a writer's bug: the marker holds it
+        core.ckpt_close(f)
+        dataloss(("checkpoint '%s': luatf.format is not %s"):format(path, FORMAT))
+      end
+    else
+      -- luatf metadata in a file without luatf's verified marker: a damaged
+      -- luatf file (or an old one), never a plain file to read unchecked
+      local keys = sorted_string_keys(meta)
+      for _, k in ipairs(keys) do
+        if k:lower():find("luatf", 1, true) then
+          if meta["luatf.format"] == FORMAT_V1 and v1 then
+            old = true
+          elseif meta["luatf.format"] == FORMAT_V1 then
+            core.ckpt_close(f)
+            raise("FailedPreconditionError", ("checkpoint '%s': written by an older luatf (format %s, whose checksum does not cover the header); read it once with tf.train.upgrade_checkpoint(path, new_path), which checks what that format can and writes the current format"):format(path, FORMAT_V1), 4)
+          else
+            core.ckpt_close(f)
+            dataloss(("checkpoint '%s': the header has luatf metadata ('%s') but no valid luatf format marker: the file is corrupted"):format(path, k))
+          end
+          break
+        end
+      end
     end
+    local strings = {}
+    local function nested(name)
+      local text = meta[name]
+      if not text then return nil end
+      unique_keys(text, name)
+      local ok2, t = pcall(decoder(), text)
+      if not ok2 or type(t) ~= "table" then core.ckpt_close(f); dataloss(("checkpoint '%s': bad %s"):format(path, name)) end
+      return t
+    end
+    if meta["luatf.strings"] then strings = nested("luatf.strings") end
     local aliases
     if meta["luatf.aliases"] then
-      local ok2, a = pcall(decoder(), meta["luatf.aliases"])
-      if not ok2 or type(a) ~= "table" then core.ckpt_close(f); dataloss(("checkpoint '%s': bad luatf.aliases"):format(path)) end
+      local a = nested("luatf.aliases")
       for k, v in pairs(a) do
         if type(k) ~= "string" or type(v) ~= "string" then core.ckpt_close(f); dataloss(("checkpoint '%s': bad luatf.aliases"):format(path)) end
       end
       aliases = a
     end
+    local variables
+    if meta["luatf.variables"] then variables = nested("luatf.variables") end
     local entries, keys, spans = {}, {}, {}
     local ok3, err = pcall(function()
       for key, e in pairs(h) do
@@ -320,8 +373,8 @@ return function(tf)
         end
       end
       core.ckpt_check_layout(f, spans)
-      if meta["luatf.crc32c"] then
-        local crc = tonumber(meta["luatf.crc32c"], 16)
+      if old then
+        local crc = meta["luatf.crc32c"] and meta["luatf.crc32c"]:match("^%x%x%x%x%x%x%x%x$") and tonumber(meta["luatf.crc32c"], 16)
         if not crc then dataloss(("checkpoint '%s': bad luatf.crc32c"):format(path)) end
         core.ckpt_verify(f, crc)
       end
@@ -335,7 +388,7 @@ return function(tf)
     end
     table.sort(keys)
     return {file = f, entries = entries, keys = keys, meta = meta, path = path, aliases = aliases,
-            foreign = meta["luatf.format"] == nil}
+            variables = variables, foreign = not verified and not old, verified = verified}
   end
 
   --- The tensor of entry `e` (strings unpacked).
@@ -757,6 +810,31 @@ return function(tf)
     end
     local cf = open_file(path)
     return setmetatable({_cf = cf}, Reader)
+  end
+
+  --- tf.train.upgrade_checkpoint(path, new_path): rewrite a checkpoint in
+  -- the current format (every byte checksummed). The one way to read a file
+  -- of luatf-checkpoint-1, whose checksum covered only the data: its data's
+  -- CRC32C, layout and unique keys are checked, but a damaged header cannot
+  -- be told from a good one, so check the values after upgrading. Returns new_path.
+  function train.upgrade_checkpoint(path, new_path)
+    if type(path) ~= "string" then raise("TypeError", "upgrade_checkpoint: argument 1 ('path') must be a string", 2) end
+    if type(new_path) ~= "string" then raise("TypeError", "upgrade_checkpoint: argument 2 ('new_path') must be a string", 2) end
+    local cf = open_file(path, true)
+    local items = {}
+    local ok, err = pcall(function()
+      for _, k in ipairs(cf.keys) do
+        local e = cf.entries[k]
+        local v = type(cf.variables) == "table" and cf.variables[k]
+        items[#items + 1] = {key = k, value = entry_tensor(cf, e),
+                             name = type(v) == "table" and type(v.name) == "string" and v.name or k,
+                             trainable = type(v) == "table" and v.trainable == true}
+      end
+    end)
+    core.ckpt_close(cf.file)
+    if not ok then error(err, 0) end
+    write_file(new_path, items, cf.aliases)
+    return new_path
   end
 
   --- Array of {key, shape} sorted by key.
