@@ -95,7 +95,8 @@ static int ad_pause(lua_State *L) {
     return 0;
 }
 
-/* core.tape_gradient(tape, targets, sources, output_gradients|nil, flags) -> array (nil holes) */
+/* core.tape_gradient(tape, targets, sources, output_gradients|nil, flags) -> array (nil holes),
+** and the first op that gave no gradient on a path from a source (ltf_tape_gradient_stop) or nil */
 static int ad_tape_gradient(lua_State *L) {
     ltf_tape *t = checktape(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -138,7 +139,9 @@ static int ad_tape_gradient(lua_State *L) {
     }
     lua_pushinteger(L, ns);
     lua_setfield(L, res, "n");
-    return 1;
+    const char *stop = ltf_tape_gradient_stop(t);
+    if (*stop) lua_pushstring(L, stop); else lua_pushnil(L);
+    return 2;
 }
 
 /* {==== Custom gradients */

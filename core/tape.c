@@ -6,6 +6,7 @@
 ** record the backward pass: higher-order gradients). Custom gradients
 ** (tf.custom_gradient) are entries with a host callback.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tape.h"
@@ -36,6 +37,7 @@ struct ltf_tape {
     ltf_idmap tracked;         /* ids whose gradient this tape can compute */
     tape_entry *entries;
     size_t n, cap;
+    char stop[96];             /* ltf_tape_gradient_stop: the last gradient call's first dead end */
 };
 
 static int is_differentiable_dtype(ltf_dtype dt) {
@@ -277,6 +279,22 @@ static void release_all(ltf_idmap *m) {
     ltf_idmap_free(m);
 }
 
+/* Notes the first op (walking back) whose gradient function gave no
+** gradient for an input that depends on a source and could carry one:
+** what a "no gradients" error should name. */
+static void note_stop(ltf_tape *t, const tape_entry *e, const ltf_idmap *reach, ltf_tensor *const *din) {
+    if (t->stop[0]) return;
+    for (int k = 0; k < e->nin; k++) {
+        if (din[k] || !is_differentiable_dtype(e->in[k]->dtype) || !ltf_idmap_get(reach, e->in[k]->id, NULL))
+            continue;
+        snprintf(t->stop, sizeof t->stop, "op '%s' (input %d: %s)", e->custom ? "custom_gradient" :
+                 ltf_op_get(e->op)->name, k + 1, ltf_dtype_name(e->in[k]->dtype));
+        return;
+    }
+}
+
+const char *ltf_tape_gradient_stop(const ltf_tape *t) { return t->stop; }
+
 ltf_tensor *ltf_grad_ones_like(ltf_ctx *ctx, ltf_tensor *x) {
     return ltf_op1(ctx, LTF_OP_ONES_LIKE, &x, 1, NULL);
 }
@@ -317,6 +335,7 @@ ltf_status ltf_tape_gradient(ltf_ctx *ctx, ltf_tape *t, ltf_tensor *const *targe
     ltf_idmap_init(&reach);
     ltf_idmap_init(&wanted);
     unsigned char *relevant = NULL;
+    t->stop[0] = '\0';
     t->computing = 1;
     t->refs++;                 /* a host callback may drop the caller's reference */
 
@@ -391,6 +410,7 @@ ltf_status ltf_tape_gradient(ltf_ctx *ctx, ltf_tape *t, ltf_tensor *const *targe
                     st = def->grad(ctx, def, e->in, e->nin, e->attrs ? e->attrs : &default_attrs, e->out,
                                    e->nout, dout, din);
             }
+            if (st == LTF_OK) note_stop(t, e, &reach, din);
             for (int k = 0; k < e->nin && st == LTF_OK; k++) {
                 if (!din[k]) continue;
                 ltf_tensor *g = din[k];

@@ -339,6 +339,27 @@ describe("tf.math.segment_sum / segment_mean / segment_max", function()
     assert.same({1, -1}, tf.math.segment_mean(tf.constant({1, 2, -1, -2}), {1, 1, 2, 2}):totable())
   end)
 
+  it("take uint8 as TensorFlow: sums wrap modulo 256, means truncate", function()
+    local u = tf.constant({200, 100, 7, 8, 250}, tf.uint8)
+    local s = tf.math.segment_sum(u, {1, 1, 2, 2, 4})
+    assert.are.equal(tf.uint8, s.dtype)
+    assert.same({44, 15, 0, 250}, s:totable())                       -- 300 mod 256 = 44
+    assert.same({22, 7, 0, 250}, tf.math.segment_mean(u, {1, 1, 2, 2, 4}):totable())   -- 44 / 2, 15 / 2
+    assert.same({200, 8, 0, 250}, tf.math.segment_max(u, {1, 1, 2, 2, 4}):totable())
+    local m = tf.math.unsorted_segment_sum(u, tf.constant({2, 2, 1, -1, 1}), 3)
+    assert.are.equal(tf.uint8, m.dtype)
+    assert.same({1, 44, 0}, m:totable())                              -- 7 + 250 = 257 -> 1; 8 dropped
+    -- 300 rows of 1 in one segment: the sum wraps to 44, the mean divides by 300, not by 300 mod 256
+    local ones = tf.ones({300}, tf.uint8)
+    assert.same({44}, tf.math.segment_sum(ones, tf.zeros({300}, tf.int32) + 1):totable())
+    assert.same({0}, tf.math.segment_mean(ones, tf.zeros({300}, tf.int32) + 1):totable())
+  end)
+
+  it("refuses bool and string data, naming the dtypes they take", function()
+    assert.tf_error("TypeError", "segment_sum: 'data' has dtype bool, expected float32, float64, float16, bfloat16, "
+      .. "int32, int64 or uint8", tf.math.segment_sum, tf.constant({true, false}), {1, 1})
+  end)
+
   it("refuses unsorted ids, id 0 and a wrong length", function()
     assert.tf_error("InvalidArgumentError", "segment_sum: 'segment_ids' must be sorted: 1 at position 3 follows 2",
                     tf.math.segment_sum, {1, 2, 3}, {1, 2, 1})

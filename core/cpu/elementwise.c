@@ -199,8 +199,9 @@ static double digamma_(double x) {
 }
 
 /* Hurwitz zeta(x, q) = sum_{k >= 0} (k + q)^-x by Euler-Maclaurin summation
-** (Cephes' zeta.c): NaN for x < 1, inf for x == 1 and at the poles q = 0,
-** -1, -2, ...; for other q <= 0 only integer x is defined. */
+** (Cephes' zeta.c, as Eigen's zeta_impl): NaN for x < 1, inf for x == 1;
+** at the poles q = 0, -1, -2, ... inf when x is an even integer, else NaN;
+** for other q <= 0 only integer x is defined. */
 /* zeta(x, q) for q < -ZETA_MAX_TERMS is NaN: its series would need more
 ** than that many terms (docs/math.md). */
 #define ZETA_MAX_TERMS 1048576.0
@@ -215,7 +216,7 @@ static double zeta_(double x, double q) {
     if (x == 1.0) return INFINITY;
     if (x < 1.0) return NAN;
     if (q <= 0.0) {
-        if (q == floor(q)) return INFINITY;
+        if (q == floor(q)) return x == floor(x) && fmod(x, 2.0) == 0.0 ? INFINITY : NAN;
         if (x != floor(x)) return NAN;   /* q^-x is not real */
     }
     if (q > 1e8) return (1 / (x - 1) + 1 / (2 * q)) * pow(q, 1 - x);

@@ -3,7 +3,10 @@
 ** (half_pixel_centers = true, align_corners = false):
 **   bilinear: in = (out + 0.5) * scale - 0.5, lower = max(floor(in), 0),
 **             upper = min(ceil(in), size - 1), weight in - floor(in);
-**   nearest:  in = min(floor((out + 0.5) * scale), size - 1);
+**   nearest:  in = min(floorf((out + 0.5f) * fscale), size - 1), in float:
+**             fscale = (float)in_size / (float)out_size, as TensorFlow's
+**             kernel (a double here picks another pixel now and then:
+**             30 -> 11 wide, output 5 reads 14 in double, 15 in float);
 ** scale = in_size / out_size. The gradients scatter the same weights back
 ** (ResizeBilinearGrad / ResizeNearestNeighborGrad). Images are NHWC.
 */
@@ -22,9 +25,11 @@ static axis_w *weights(int64_t in, int64_t out, int nearest) {
     axis_w *p = malloc(sizeof(axis_w) * (size_t)(out > 0 ? out : 1));
     if (!p) return NULL;
     double scale = (double)in / (double)out;
+    float fscale = (float)in / (float)out;
     for (int64_t i = 0; i < out; i++) {
         if (nearest) {
-            int64_t k = (int64_t)floor(((double)i + 0.5) * scale);
+            float at = ((float)i + 0.5f) * fscale;   /* one float rounding per step, as the CUDA kernel */
+            int64_t k = (int64_t)floorf(at);
             if (k > in - 1) k = in - 1;
             if (k < 0) k = 0;
             p[i].lo = p[i].hi = k;

@@ -676,6 +676,7 @@ static void segsum_rows(void *arg, int64_t b, int64_t e) {
             case LTF_DTYPE_FLOAT32: SEGSUM_ADD(float); break;
             case LTF_DTYPE_FLOAT64: SEGSUM_ADD(double); break;
             case LTF_DTYPE_INT32: SEGSUM_ADD(int32_t); break;
+            case LTF_DTYPE_UINT8: SEGSUM_ADD(uint8_t); break;   /* wraps modulo 256, as TensorFlow's */
             default: SEGSUM_ADD(int64_t); break;
             }
         }

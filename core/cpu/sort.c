@@ -500,9 +500,11 @@ ltf_status ltf_cpu_sort_bincount(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor
 /* }==== */
 
 /* {==== segment_sum, segment_mean, segment_max */
-/* SEGMENT(T, ADD): rows of a segment reduced in order (the first copied);
-** segments no row names stay 0. Integer sums wrap (ADD). */
-#define SEGMENT(T, ADD)                                                                             \
+/* SEGMENT(T, ADD, CNT): rows of a segment reduced in order (the first copied);
+** segments no row names stay 0. Integer sums wrap (ADD); a mean divides
+** by the row count (integers truncate; uint8 by the count itself, not the
+** count modulo 256 that would divide by zero at 256 rows). */
+#define SEGMENT(T, ADD, CNT)                                                                        \
 static void segment_##T(const T *x, const ltf_tensor *ids, int64_t n, int64_t inner, int64_t S, T *o,  \
                         int op) {                                                                   \
     memset(o, 0, sizeof(T) * (size_t)(S * inner));                                                  \
@@ -522,16 +524,19 @@ static void segment_##T(const T *x, const ltf_tensor *ids, int64_t n, int64_t in
             }                                                                                       \
         }                                                                                           \
         if (op == LTF_OP_SEGMENT_MEAN)                                                              \
-            for (int64_t q = 0; q < inner; q++) row[q] = (T)(row[q] / (T)(e - i));                  \
+            for (int64_t q = 0; q < inner; q++) row[q] = (T)(row[q] / CNT(T, e - i));               \
         i = e;                                                                                      \
     }                                                                                               \
 }
 #define FADD(T, x, y) ((x) + (y))
 #define IADD(T, x, y) ((T)((uint64_t)(x) + (uint64_t)(y)))
-SEGMENT(float, FADD)
-SEGMENT(double, FADD)
-SEGMENT(int32_t, IADD)
-SEGMENT(int64_t, IADD)
+#define CNT_T(T, k) ((T)(k))
+#define CNT_I64(T, k) ((int64_t)(k))
+SEGMENT(float, FADD, CNT_T)
+SEGMENT(double, FADD, CNT_T)
+SEGMENT(int32_t, IADD, CNT_T)
+SEGMENT(int64_t, IADD, CNT_T)
+SEGMENT(uint8_t, IADD, CNT_I64)
 
 ltf_status ltf_cpu_sort_segment(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                 const ltf_attrs *a, ltf_tensor **out, int nout) {
@@ -564,6 +569,7 @@ ltf_status ltf_cpu_sort_segment(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor 
     case LTF_DTYPE_FLOAT32: segment_float(LTF_DATA(data), ids, n, inner, dims[0], LTF_DATA(o), op); break;
     case LTF_DTYPE_FLOAT64: segment_double(LTF_DATA(data), ids, n, inner, dims[0], LTF_DATA(o), op); break;
     case LTF_DTYPE_INT32: segment_int32_t(LTF_DATA(data), ids, n, inner, dims[0], LTF_DATA(o), op); break;
+    case LTF_DTYPE_UINT8: segment_uint8_t(LTF_DATA(data), ids, n, inner, dims[0], LTF_DATA(o), op); break;
     default: segment_int64_t(LTF_DATA(data), ids, n, inner, dims[0], LTF_DATA(o), op); break;
     }
     out[0] = o;

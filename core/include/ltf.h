@@ -524,6 +524,12 @@ LTF_API ltf_status ltf_tape_gradient(ltf_ctx *ctx, ltf_tape *tape, ltf_tensor *c
 /* Mark a non-persistent tape as used (after a jacobian built from KEEP
 ** calls); LTF_ERR_RUNTIME while it computes a gradient. */
 LTF_API ltf_status ltf_tape_mark_used(ltf_ctx *ctx, ltf_tape *tape);
+/* Why the tape's last ltf_tape_gradient call may have left sources without
+** a gradient: the first recorded op met walking back from the targets whose
+** gradient function gave none for an input that depends on a source, as
+** "op 'cast' (input 1: float16)"; "" when every such op gave one. Lent,
+** valid until the tape's next gradient call or release. */
+LTF_API const char *ltf_tape_gradient_stop(const ltf_tape *tape);
 /* A gradient function supplied by the host (tf.custom_gradient): given the
 ** output gradients (NULL = zero) write input gradients (new references or NULL). */
 typedef ltf_status (*ltf_custom_grad_fn)(ltf_ctx *ctx, void *ud, ltf_tensor *const *dout, int nout,

@@ -286,8 +286,12 @@ GRAD_FN(grad_zero) {   /* sign, floor, ceil, round: zero almost everywhere */
     DONE(0, ltf_g_op1(ctx, LTF_OP_ZEROS_LIKE, X, NULL));
     return LTF_OK;
 }
-GRAD_FN(grad_cast) {   /* back to the input's dtype when it is floating */
-    if (X->dtype != LTF_DTYPE_FLOAT32 && X->dtype != LTF_DTYPE_FLOAT64) return LTF_OK;
+/* Back to the input's dtype when both are floating (float16, bfloat16,
+** float32, float64: TensorFlow's _CastGrad); an integer input gets none. */
+GRAD_FN(grad_cast) {
+    int fx = X->dtype == LTF_DTYPE_FLOAT32 || X->dtype == LTF_DTYPE_FLOAT64 || ltf_dtype_is_half(X->dtype);
+    int fg = G->dtype == LTF_DTYPE_FLOAT32 || G->dtype == LTF_DTYPE_FLOAT64 || ltf_dtype_is_half(G->dtype);
+    if (!fx || !fg) return LTF_OK;
     ltf_attrs at;
     ltf_attrs_init(&at);
     at.i[0] = X->dtype;

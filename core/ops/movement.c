@@ -807,9 +807,10 @@ static ltf_status infer_unsorted_segment_sum(INFER_ARGS) {
     (void)nin; (void)maxout;
     const ltf_tensor *data = in[0], *ids = in[1];
     ltf_dtype dt = data->dtype;
-    if (dt != LTF_DTYPE_FLOAT32 && dt != LTF_DTYPE_FLOAT64 && !is_int_index(dt) && !ltf_dtype_is_half(dt))
+    if (dt != LTF_DTYPE_FLOAT32 && dt != LTF_DTYPE_FLOAT64 && !is_int_index(dt) && !ltf_dtype_is_half(dt) &&
+        dt != LTF_DTYPE_UINT8)
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'data' has dtype %s, expected float32, float64, int32, int64, "
-                        "float16 or bfloat16",
+                        "uint8, float16 or bfloat16",
                         def->name, ltf_dtype_name(dt));
     if (!is_int_index(ids->dtype))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'segment_ids' has dtype %s, expected int32 or int64", def->name,

@@ -197,9 +197,10 @@ static ltf_status infer_bincount(INFER_ARGS) {
 static ltf_status infer_segment(INFER_ARGS) {
     (void)nin; (void)maxout;
     const ltf_tensor *data = in[0], *ids = in[1];
-    if (!is_real(data->dtype) && !is_half(data->dtype))
+    if (!is_real(data->dtype) && !is_half(data->dtype) && data->dtype != LTF_DTYPE_UINT8)
         return ltf_fail(ctx, LTF_ERR_TYPE,
-                        "%s: 'data' has dtype %s, expected float32, float64, float16, bfloat16, int32 or int64",
+                        "%s: 'data' has dtype %s, expected float32, float64, float16, bfloat16, int32, int64 "
+                        "or uint8",
                         def->name, ltf_dtype_name(data->dtype));
     if (!is_index(ids->dtype))
         return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'segment_ids' has dtype %s, expected int32 or int64", def->name,

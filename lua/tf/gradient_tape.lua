@@ -146,6 +146,13 @@ return function(tf)
     core.tape_reset(self._tape)
   end
 
+  -- source (variable or tensor) -> the op where its last gradient() found
+  -- no gradient (ltf_tape_gradient_stop), for the "No gradients provided"
+  -- error of optimizers: kept per source, so several tapes cannot mix them
+  -- up, and weakly, so it keeps nothing alive.
+  local stops = setmetatable({}, {__mode = "k"})
+  function core.internal.gradient_stop(source) return stops[source] end
+
   local GRAD_OPTIONS = {output_gradients = true, unconnected_gradients = true}
 
   local function parse_grad_opts(opts, what)
@@ -176,9 +183,11 @@ return function(tf)
     opts, flags = parse_grad_opts(opts, "GradientTape.gradient")
     local targets = flatten(target, {})
     for i, t in ipairs(targets) do targets[i] = handle_of(t) == t and t or t:value() end
-    local _, handles = source_list(sources)
+    local flat, handles = source_list(sources)
     local ograds = opts.output_gradients and flatten(opts.output_gradients, {}) or nil
-    return restructure(sources, core.tape_gradient(self._tape, targets, handles, ograds, flags))
+    local res, stop = core.tape_gradient(self._tape, targets, handles, ograds, flags)
+    for i, s in ipairs(flat) do stops[s] = res[i] == nil and stop or nil end
+    return restructure(sources, res)
   end
 
   --- Jacobian of `target` with respect to `sources`: shape target.shape ..

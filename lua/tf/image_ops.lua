@@ -29,6 +29,15 @@ return function(tf)
                         AREA = "area", LANCZOS3 = "lanczos3", LANCZOS5 = "lanczos5", GAUSSIAN = "gaussian",
                         MITCHELLCUBIC = "mitchellcubic"}
 
+  -- x rounded to float32 (TensorFlow computes the preserved aspect ratio's
+  -- size in float32), and rounded half to even (tf.math.round)
+  local function f32(x) return (string.unpack("<f", string.pack("<f", x))) end
+  local function round_even(x)
+    local r = math.floor(x + 0.5)
+    if r - x == 0.5 and r % 2 ~= 0 then r = r - 1 end
+    return math.tointeger(r)
+  end
+
   --- Resize images to `size` = {height, width}.
   -- @param images (h, w, c) or (n, h, w, c)
   -- @param size {new_height, new_width}
@@ -60,10 +69,14 @@ return function(tf)
     if opts.preserve_aspect_ratio then
       local d = x.shape
       local ih, iw = d[rank - 2], d[rank - 1]
-      if ih and iw then
-        local scale = math.min(h / ih, w / iw)
-        h = math.max(1, math.floor(ih * scale + 0.5))
-        w = math.max(1, math.floor(iw * scale + 0.5))
+      if ih and iw then   -- TensorFlow's arithmetic: float32, rounded half to even
+        local scale = math.min(f32(f32(h) / f32(ih)), f32(f32(w) / f32(iw)))
+        local nh, nw = round_even(f32(scale * f32(ih))), round_even(f32(scale * f32(iw)))
+        if nh <= 0 or nw <= 0 then
+          raise("InvalidArgumentError", "resize: preserve_aspect_ratio scales the %dx%d image to %dx%d, which is "
+                .. "empty (size {%d, %d}); output dimensions must be positive", ih, iw, nh, nw, h, w)
+        end
+        h, w = nh, nw
       end
     end
     if method == "bilinear" and x.dtype ~= tf.float32 and x.dtype ~= tf.float64 then x = tf.cast(x, tf.float32) end

@@ -80,6 +80,41 @@ describe("tf.image.resize", function()
     assert.shape({2, 4, 1}, tf.image.resize(tf.zeros({4, 8, 1}), {3, 4}, {preserve_aspect_ratio = true}))
   end)
 
+  it("rounds the preserved aspect ratio's size half to even, in float32, as TensorFlow", function()
+    -- 7x2 to {13, 3}: scale = min(13/7, 3/2) = 1.5; 7 * 1.5 = 10.5 -> 10 (even), 2 * 1.5 = 3
+    assert.shape({10, 3, 1}, tf.image.resize(tf.zeros({7, 2, 1}), {13, 3}, {preserve_aspect_ratio = true}))
+    -- 5x2 to {100, 3}: 5 * 1.5 = 7.5 -> 8 (even); 9x2 to {100, 1}: 9 * 0.5 = 4.5 -> 4
+    assert.shape({8, 3, 1}, tf.image.resize(tf.zeros({5, 2, 1}), {100, 3}, {preserve_aspect_ratio = true}))
+    assert.shape({4, 1, 1}, tf.image.resize(tf.zeros({9, 2, 1}), {100, 1}, {preserve_aspect_ratio = true}))
+    -- float32: 3/7 (0.42857143) times 7 rounds to exactly 3 (in double it would be 3.00000003)
+    assert.shape({1, 3, 3, 1}, tf.image.resize(tf.zeros({1, 7, 7, 1}), {3, 3}, {preserve_aspect_ratio = true}))
+  end)
+
+  it("refuses a preserved aspect ratio that scales a side to 0, as TensorFlow", function()
+    -- 1x5 to {1, 1}: scale = 1/5; 1 * 0.2 = 0.2 rounds to 0
+    assert.tf_error("InvalidArgumentError",
+      "resize: preserve_aspect_ratio scales the 1x5 image to 0x1, which is empty (size {1, 1}); output dimensions "
+      .. "must be positive", tf.image.resize, tf.zeros({1, 5, 1}), {1, 1}, {preserve_aspect_ratio = true})
+  end)
+
+  it("picks the nearest pixel with TensorFlow's float32 arithmetic", function()
+    -- output i reads floor((i + 0.5) * 30 / 11) = floor((2i + 1) * 15 / 11): exactly 15 for i = 5, which
+    -- double arithmetic computes as 14.999999999999998 (TensorFlow's kernel and PyTorch's nearest-exact: 15)
+    local row = tf.reshape(tf.range(0, 30), {1, 30, 1})
+    local y = tf.image.resize(row, {1, 11}, {method = "nearest"})
+    assert.are.same({{{1}, {4}, {6}, {9}, {12}, {15}, {17}, {20}, {23}, {25}, {28}}}, y:totable())
+    local col = tf.image.resize(tf.reshape(tf.range(0, 30), {30, 1, 1}), {11, 1}, {method = "nearest"})
+    assert.are.same({1, 4, 6, 9, 12, 15, 17, 20, 23, 25, 28}, tf.reshape(col, {11}):totable())
+    -- the gradient scatters back through the same pixels: pixel 15 gets output 5's gradient, 14 none
+    local x = tf.cast(row, tf.float32)
+    local t = tf.GradientTape()
+    t:watch(x)
+    local out = t:record(function() return tf.image.resize(x, {1, 11}, {method = "nearest"}) end)
+    local g = tf.reshape(t:gradient(out, x), {30}):totable()
+    assert.are.equal(0, g[15])
+    assert.are.equal(1, g[16])
+  end)
+
   it("raises for bad sizes, ranks, methods and antialias", function()
     assert.tf_error("InvalidArgumentError", "resize: 'size' must be positive, got {0, 2}", tf.image.resize, x, {0, 2})
     assert.tf_error("ValueError", "resize: 'images' must have either 3 or 4 dimensions, got shape (2, 2)",

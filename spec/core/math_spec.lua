@@ -133,6 +133,21 @@ describe("tf.math.lgamma, digamma and polygamma", function()
     local want = {PI ^ 2 / 6, PI ^ 4 / 90, PI ^ 2 / 6 - 1, 7 * 1.2020569031595942, nan, inf, inf}
     assert.tensor_near(want, tf.math.zeta(x, q), {atol = 1e-13, rtol = 1e-13})
   end)
+  it("zeta and polygamma at the poles q = 0, -1, -2, ...: inf for an even integer x, NaN otherwise (Eigen)", function()
+    -- Eigen's zeta_impl (TensorFlow's kernel): q <= 0 an integer -> x even integer ? inf : NaN
+    local x = tf.constant({2.0, 3.0, 4.0, 2.5, 5.0, 1.0, 0.5}, tf.float64)
+    local q = tf.constant({0.0, 0.0, -2.0, -1.0, -3.0, -1.0, 0.0}, tf.float64)
+    local z = tf.math.zeta(x, q):totable()
+    assert.equal(inf, z[1]); assert.equal(inf, z[3])
+    for _, i in ipairs({2, 4, 5}) do assert.is_true(z[i] ~= z[i], "zeta at pole " .. i) end
+    assert.equal(inf, z[6])                    -- x == 1 comes first: inf
+    assert.is_true(z[7] ~= z[7])               -- x < 1: NaN
+    -- polygamma(n, pole) = (-1)^(n+1) n! zeta(n + 1, pole): odd n -> +inf, even n >= 2 -> NaN
+    local p = tf.math.polygamma(tf.constant({1.0, 2.0, 3.0, 4.0}, tf.float32),
+                                tf.constant({0.0, -1.0, -4.0, 0.0}, tf.float32)):totable()
+    assert.equal(inf, p[1]); assert.equal(inf, p[3])
+    assert.is_true(p[2] ~= p[2]); assert.is_true(p[4] ~= p[4])
+  end)
   it("zeta(x, q) for q far below 0 is NaN at once, not a sum of millions of terms (libFuzzer hang)", function()
     -- zeta(2, -1.5) = sum over k of (k - 1.5)^-2 = 1/2.25 + 1/0.25 + zeta(2, 0.5) = 4.444... + pi^2 / 2
     local got = tf.math.zeta(tf.constant({2.0, 2.0, 2.0}, tf.float64), tf.constant({-1.5, -3e6 + 0.5, -1e300 - 0.5}, tf.float64))

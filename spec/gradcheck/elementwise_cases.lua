@@ -32,6 +32,19 @@ return {
     -- through float32: a wider step keeps float32 rounding out of the difference
     cast = {inputs = {{{2, 3}}}, fn = function(tf, x) return tf.cast(tf.cast(x, tf.float32), tf.float64) end,
             h = 1e-2, atol = 1e-4},
+    -- casts between any two float dtypes carry the gradient back to the input's dtype (TensorFlow's
+    -- _CastGrad): half types one way and back, and half <-> float32 (a Keras float16 layer's loss).
+    -- The step is wide against the half types' rounding (2^-10 resp. 2^-7 relative)
+    cast_float16 = {inputs = {{{2, 3}}}, h = 0.25, atol = 1e-2,
+                    fn = function(tf, x) return tf.cast(tf.cast(x, tf.float16), tf.float64) end},
+    cast_bfloat16 = {inputs = {{{2, 3}}}, h = 0.5, atol = 2e-2,
+                     fn = function(tf, x) return tf.cast(tf.cast(x, tf.bfloat16), tf.float64) end},
+    cast_float16_float32 = {inputs = {{{2, 3}}}, h = 0.25, atol = 1e-2, fn = function(tf, x)
+      return tf.cast(tf.cast(tf.cast(tf.cast(x, tf.float32), tf.float16), tf.float32), tf.float64) end},
+    cast_bfloat16_float32 = {inputs = {{{2, 3}}}, h = 0.5, atol = 2e-2, fn = function(tf, x)
+      return tf.cast(tf.cast(tf.cast(tf.cast(x, tf.float32), tf.bfloat16), tf.float32), tf.float64) end},
+    cast_float16_bfloat16 = {inputs = {{{2, 3}}}, h = 0.5, atol = 2e-2, fn = function(tf, x)
+      return tf.cast(tf.cast(tf.cast(x, tf.float16), tf.bfloat16), tf.float64) end},
     check_numerics = un(function(tf, x) return tf.debugging.check_numerics(x, "m") * x end),
     add = bin(function(tf, a, b) return a + b end),
     add_broadcast = bin(function(tf, a, b) return a + b end, nil, nil, {2, 3}, {3}),

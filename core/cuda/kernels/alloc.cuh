@@ -287,7 +287,10 @@ struct SegCheckF {
 };
 /* segment_*, step 2: output (segment s, column q) reduces, in row order,
 ** the rows whose id is s + 1 (cpu/sort.c's SEGMENT: the first row copied,
-** max keeps a NaN, sums in U, mean divides by the count); none: 0 */
+** max keeps a NaN, sums in U, mean divides by the count: uint8 by the
+** count itself, as SEGMENT's CNT_I64); none: 0 */
+template <class T> struct SegCount { static LTF_HD T of(int64_t k) { return (T)k; } };
+template <> struct SegCount<uint8_t> { static LTF_HD int64_t of(int64_t k) { return k; } };
 template <class T, class U, class I> struct SegP {
     const T *x;
     const I *ids;
@@ -316,7 +319,7 @@ template <class T, class U, class I> struct SegF {
                 acc = (T)(U)((U)acc + (U)v);
             }
         }
-        if (p.op == LTF_OP_SEGMENT_MEAN) acc = (T)(acc / (T)(r - b));
+        if (p.op == LTF_OP_SEGMENT_MEAN) acc = (T)(acc / SegCount<T>::of(r - b));
         p.o[i] = acc;
     }
 };
@@ -673,8 +676,8 @@ LTF_CU_KERNEL(k_segment) {
     LTF_CU_UNUSED;
     const ltf_tensor *data = in[0], *ids = in[1];
     int dt = data->dtype;
-    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64)
-        return fail(ctx, LTF_ERR_TYPE, "%s: 'data' has dtype %s, expected float32, float64, int32 or int64",
+    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64 && dt != DT_U8)
+        return fail(ctx, LTF_ERR_TYPE, "%s: 'data' has dtype %s, expected float32, float64, int32, int64 or uint8",
                     def->name, dname(dt));
     if (!index_dtype_ok(ids->dtype))
         return fail(ctx, LTF_ERR_TYPE, "%s: 'segment_ids' has dtype %s, expected int32 or int64", def->name,
@@ -724,6 +727,7 @@ LTF_CU_KERNEL(k_segment) {
         case DT_F32: st = segment_fill<E, float, float>(e, data, ids, o, inner, op); break;
         case DT_F64: st = segment_fill<E, double, double>(e, data, ids, o, inner, op); break;
         case DT_I32: st = segment_fill<E, int32_t, uint64_t>(e, data, ids, o, inner, op); break;
+        case DT_U8: st = segment_fill<E, uint8_t, uint64_t>(e, data, ids, o, inner, op); break;
         default: st = segment_fill<E, int64_t, uint64_t>(e, data, ids, o, inner, op); break;
         }
     }

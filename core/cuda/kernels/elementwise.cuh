@@ -89,10 +89,11 @@ LTF_HD double zeta_d(double x, double q) {
     if (x == 1.0) return (double)INFINITY;
     if (x < 1.0) return (double)NAN;
     if (q <= 0.0) {
-        if (q == floor(q)) return (double)INFINITY;
+        if (q == floor(q)) return x == floor(x) && fmod(x, 2.0) == 0.0 ? (double)INFINITY : (double)NAN;
         if (x != floor(x)) return (double)NAN;
     }
     if (q > 1e8) return (1 / (x - 1) + 1 / (2 * q)) * pow(q, 1 - x);
+    if (q < -1048576.0) return (double)NAN;   /* cpu/elementwise.c's ZETA_MAX_TERMS: no endless sum */
     double s = pow(q, -x), a = q, b = 0.0;
     int i = 0;
     while (i < 9 || a <= 9.0) {

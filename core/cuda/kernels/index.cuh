@@ -192,17 +192,22 @@ template <class T, class I> struct SeqMaskF {
 /* }==== */
 
 /* {==== Bodies: image resizes (cpu/image.c) */
-/* n images of ih x iw x c resized to oh x ow; sy, sx = in / out sizes */
+/* n images of ih x iw x c resized to oh x ow; sy, sx = in / out sizes in
+** double (bilinear), fy, fx the same in float (nearest, as TensorFlow's
+** kernel computes its source index in float) */
 struct ImgPlan {
     int64_t n, ih, iw, oh, ow, c;
     double sy, sx;
+    float fy, fx;
 };
 
 /* The sampling of output position i along an axis of 'in' pixels:
-** bilinear reads lo and hi with weight w on hi, nearest lo (= hi). */
-LTF_HD void img_axis(int64_t i, int64_t in, double scale, int nearest, int64_t *lo, int64_t *hi, double *w) {
+** bilinear reads lo and hi with weight w on hi, nearest lo (= hi), at
+** min(floorf((i + 0.5f) * fscale), in - 1) in float as cpu/image.c. */
+LTF_HD void img_axis(int64_t i, int64_t in, double scale, float fscale, int nearest, int64_t *lo, int64_t *hi,
+                     double *w) {
     if (nearest) {
-        int64_t k = (int64_t)floor(mul_rn(add_rn((double)i, 0.5), scale));
+        int64_t k = (int64_t)floorf(mul_rn(add_rn((float)i, 0.5f), fscale));
         if (k > in - 1) k = in - 1;
         if (k < 0) k = 0;
         *lo = *hi = k;
@@ -218,13 +223,14 @@ LTF_HD void img_axis(int64_t i, int64_t in, double scale, int nearest, int64_t *
 
 /* The output positions [first, end) along an axis of 'out' that read input
 ** position y (lo <= y <= hi: both are monotone in the output position) */
-LTF_HD void img_range(int64_t y, int64_t out, int64_t in, double scale, int nearest, int64_t *first, int64_t *end) {
+LTF_HD void img_range(int64_t y, int64_t out, int64_t in, double scale, float fscale, int nearest, int64_t *first,
+                      int64_t *end) {
     int64_t lo, hi;
     double w;
     int64_t a = 0, b = out;
     while (a < b) {   /* first position whose hi reaches y */
         int64_t mid = a + (b - a) / 2;
-        img_axis(mid, in, scale, nearest, &lo, &hi, &w);
+        img_axis(mid, in, scale, fscale, nearest, &lo, &hi, &w);
         if (hi >= y) b = mid;
         else a = mid + 1;
     }
@@ -232,7 +238,7 @@ LTF_HD void img_range(int64_t y, int64_t out, int64_t in, double scale, int near
     b = out;
     while (a < b) {   /* first position whose lo passes y */
         int64_t mid = a + (b - a) / 2;
-        img_axis(mid, in, scale, nearest, &lo, &hi, &w);
+        img_axis(mid, in, scale, fscale, nearest, &lo, &hi, &w);
         if (lo > y) b = mid;
         else a = mid + 1;
     }
@@ -264,8 +270,8 @@ template <class T> struct BilinearF {
         t /= p.ow;
         int64_t r = t % p.oh, b = t / p.oh, ylo, yhi, xlo, xhi;
         double yw, xw;
-        img_axis(r, p.ih, p.sy, 0, &ylo, &yhi, &yw);
-        img_axis(j, p.iw, p.sx, 0, &xlo, &xhi, &xw);
+        img_axis(r, p.ih, p.sy, p.fy, 0, &ylo, &yhi, &yw);
+        img_axis(j, p.iw, p.sx, p.fx, 0, &xlo, &xhi, &xw);
         int64_t r0 = (b * p.ih + ylo) * p.iw, r1 = (b * p.ih + yhi) * p.iw;
         double tl = (double)q.x[(r0 + xlo) * p.c + k], tr = (double)q.x[(r0 + xhi) * p.c + k];
         double bl = (double)q.x[(r1 + xlo) * p.c + k], br = (double)q.x[(r1 + xhi) * p.c + k];
@@ -282,8 +288,8 @@ template <class E> struct NearestF {
         t /= p.ow;
         int64_t r = t % p.oh, b = t / p.oh, y, x, unused;
         double w;
-        img_axis(r, p.ih, p.sy, 1, &y, &unused, &w);
-        img_axis(j, p.iw, p.sx, 1, &x, &unused, &w);
+        img_axis(r, p.ih, p.sy, p.fy, 1, &y, &unused, &w);
+        img_axis(j, p.iw, p.sx, p.fx, 1, &x, &unused, &w);
         q.o[i] = q.x[((b * p.ih + y) * p.iw + x) * p.c + k];
     }
 };
@@ -302,13 +308,13 @@ template <class T> struct ResizeGradF {
         int64_t k = i % p.c, t = i / p.c, xx = t % p.iw;
         t /= p.iw;
         int64_t yy = t % p.ih, b = t / p.ih, r0, r1, c0, c1;
-        img_range(yy, p.oh, p.ih, p.sy, q.nearest, &r0, &r1);
-        img_range(xx, p.ow, p.iw, p.sx, q.nearest, &c0, &c1);
+        img_range(yy, p.oh, p.ih, p.sy, p.fy, q.nearest, &r0, &r1);
+        img_range(xx, p.ow, p.iw, p.sx, p.fx, q.nearest, &c0, &c1);
         double acc = 0;
         for (int64_t r = r0; r < r1; r++) {
             int64_t ylo, yhi, xlo, xhi;
             double yw, xw;
-            img_axis(r, p.ih, p.sy, q.nearest, &ylo, &yhi, &yw);
+            img_axis(r, p.ih, p.sy, p.fy, q.nearest, &ylo, &yhi, &yw);
             const T *row = q.g + (b * p.oh + r) * p.ow * p.c + k;
             for (int64_t j = c0; j < c1; j++) {
                 double v = (double)row[j * p.c];
@@ -316,7 +322,7 @@ template <class T> struct ResizeGradF {
                     acc = add_rn(acc, v);
                     continue;
                 }
-                img_axis(j, p.iw, p.sx, 0, &xlo, &xhi, &xw);
+                img_axis(j, p.iw, p.sx, p.fx, 0, &xlo, &xhi, &xw);
                 double uy = add_rn(1.0, -yw), ux = add_rn(1.0, -xw);
                 if (ylo == yy && xlo == xx) acc = add_rn(acc, mul_rn(mul_rn(v, uy), ux));
                 if (ylo == yy && xhi == xx) acc = add_rn(acc, mul_rn(mul_rn(v, uy), xw));
@@ -606,6 +612,8 @@ inline ImgPlan img_plan(const ltf_tensor *img, const ltf_tensor *res) {
     p.ow = res->dims[2];
     p.sy = (double)p.ih / (double)p.oh;
     p.sx = (double)p.iw / (double)p.ow;
+    p.fy = (float)p.ih / (float)p.oh;
+    p.fx = (float)p.iw / (float)p.ow;
     return p;
 }
 

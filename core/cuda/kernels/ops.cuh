@@ -1218,7 +1218,7 @@ LTF_CU_KERNEL(k_segment_sum) {
     const ltf_tensor *data = in[0], *ids = in[1];
     ltf_tensor *o = out[0];
     int dt = o->dtype;
-    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64) return bad_dtype(ctx, def, dt);
+    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64 && dt != DT_U8) return bad_dtype(ctx, def, dt);
     int it = ids->dtype;
     if (it != DT_I32 && it != DT_I64) return bad_dtype(ctx, def, it);
     if (o->numel == 0) return LTF_OK;
@@ -1239,6 +1239,7 @@ LTF_CU_KERNEL(k_segment_sum) {
     case DT_F32: M(float, float) break;
     case DT_F64: M(double, double) break;
     case DT_I32: M(int32_t, uint32_t) break;
+    case DT_U8: M(uint8_t, uint32_t) break;
     default: M(int64_t, uint64_t) break;
     }
 #undef M

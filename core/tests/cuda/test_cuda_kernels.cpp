@@ -76,6 +76,25 @@ static void test_binary() {
         ((int32_t *)ltf_tensor_data(y))[2] = -1;
         run_both("pow negative", LTF_OP_POW, { rand_tensor(LTF_DTYPE_INT32, { 4 }), y }, &a);
     }
+    /* zeta and polygamma at the poles q = 0, -1, ...: inf for an even integer x, else NaN (Eigen's rule);
+    ** q far below 0: NaN at once */
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64 }) {
+        ltf_attrs a = attrs();
+        const double xs[8] = { 2, 3, 4, 2.5, 5, 1, 0.5, 2 }, qs[8] = { 0, 0, -2, -1, -3, -1, 0, -3e6 - 0.5 };
+        const double ns[8] = { 1, 2, 3, 4, 0, 1, 2, 3 }, ps[8] = { 0, -1, -4, 0, -2, 0.5, -0.5, 1 };
+        ltf_tensor *x = zeros(dt, { 8 }), *q = zeros(dt, { 8 }), *n = zeros(dt, { 8 }), *p = zeros(dt, { 8 });
+        for (int k = 0; k < 8; k++) {
+            if (dt == LTF_DTYPE_FLOAT32) {
+                ((float *)ltf_tensor_data(x))[k] = (float)xs[k], ((float *)ltf_tensor_data(q))[k] = (float)qs[k];
+                ((float *)ltf_tensor_data(n))[k] = (float)ns[k], ((float *)ltf_tensor_data(p))[k] = (float)ps[k];
+            } else {
+                ((double *)ltf_tensor_data(x))[k] = xs[k], ((double *)ltf_tensor_data(q))[k] = qs[k];
+                ((double *)ltf_tensor_data(n))[k] = ns[k], ((double *)ltf_tensor_data(p))[k] = ps[k];
+            }
+        }
+        run_both("zeta at the poles", LTF_OP_ZETA, { x, q }, &a, dt == LTF_DTYPE_FLOAT32 ? 1e-6 : 1e-10);
+        run_both("polygamma at the poles", LTF_OP_POLYGAMMA, { n, p }, &a, dt == LTF_DTYPE_FLOAT32 ? 1e-6 : 1e-10);
+    }
 }
 
 static void test_cast_select_fill() {
@@ -606,7 +625,7 @@ static void test_strided_segment_init() {
             ltf_tensor_release(x);
         }
     /* unsorted_segment_sum: ids in -1..5 (negative dropped), batch_dims, an id out of range */
-    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64, LTF_DTYPE_INT32, LTF_DTYPE_INT64 })
+    for (ltf_dtype dt : { LTF_DTYPE_FLOAT32, LTF_DTYPE_FLOAT64, LTF_DTYPE_INT32, LTF_DTYPE_INT64, LTF_DTYPE_UINT8 })
         for (ltf_dtype it : { LTF_DTYPE_INT32, LTF_DTYPE_INT64 })
             for (int batch = 0; batch < 3; batch++) {
                 std::vector<int64_t> dd = batch ? std::vector<int64_t>{ 2, 5, 3 } : std::vector<int64_t>{ 6, 4 };

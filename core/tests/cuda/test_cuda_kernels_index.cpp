@@ -273,7 +273,8 @@ static void test_image() {
     char what[128];
     /* (ih, iw) -> (oh, ow): up, down, mixed, identity, from and to 1x1, non-integer ratios */
     int64_t sizes[][4] = { { 3, 4, 7, 9 }, { 8, 10, 3, 4 }, { 5, 5, 2, 11 }, { 4, 6, 4, 6 },
-                           { 1, 1, 5, 5 }, { 6, 7, 1, 1 }, { 7, 3, 10, 13 }, { 13, 17, 5, 6 } };
+                           { 1, 1, 5, 5 }, { 6, 7, 1, 1 }, { 7, 3, 10, 13 }, { 13, 17, 5, 6 },
+                           { 1, 30, 1, 11 }, { 30, 1, 11, 1 }, { 3, 97, 2, 31 } };
     for (auto &s : sizes) {
         for (ltf_dtype dt : NUMERIC) {
             ltf_attrs a = shape_attrs({ s[2], s[3] });
@@ -287,6 +288,21 @@ static void test_image() {
             same(what, LTF_OP_RESIZE_BILINEAR_GRAD, { rand_tensor(dt, { 2, s[2], s[3], 3 }),
                                                       zeros(LTF_DTYPE_INT32, { 2, s[0], s[1], 3 }) }, &a);
         }
+    }
+    /* nearest reads floorf((i + 0.5f) * (30 / 11.0f)) in float, as TensorFlow's kernel: output 5 of a
+    ** 30-wide row resized to 11 reads pixel 15 ((2 * 5 + 1) * 15 / 11 = 15 exactly; 14 in double) */
+    {
+        ltf_attrs a = shape_attrs({ 1, 11 });
+        ltf_tensor *x = zeros(LTF_DTYPE_INT32, { 1, 1, 30, 1 }), *o = zeros(LTF_DTYPE_INT32, { 1, 1, 11, 1 });
+        for (int k = 0; k < 30; k++) ((int32_t *)ltf_tensor_data(x))[k] = k;
+        ltf_kernel_fn k = (ltf_kernel_fn)ltf_gpu_host_kernel(LTF_OP_RESIZE_NEAREST);
+        CHECK(k != NULL);
+        ltf_status s = k(ctx, ltf_op_get(LTF_OP_RESIZE_NEAREST), &x, 1, &a, &o, 1);
+        CHECK(s == LTF_OK);
+        const int32_t want[11] = { 1, 4, 6, 9, 12, 15, 17, 20, 23, 25, 28 };
+        for (int j = 0; j < 11 && s == LTF_OK; j++) CHECK(((int32_t *)ltf_tensor_data(o))[j] == want[j]);
+        ltf_tensor_release(x);
+        ltf_tensor_release(o);
     }
     /* uint8 gradients that wrap (many output pixels per input pixel), large int32 sums */
     {

@@ -237,8 +237,13 @@ return function(tf)
     end
     if not any and n > 0 then
       local names = {}
-      for i = 1, n do names[i] = vars[i].name end
-      raise("ValueError", sfmt("No gradients provided for any variable: (%s)", table.concat(names, ", ")), 2)
+      local stop
+      for i = 1, n do
+        names[i] = vars[i].name
+        stop = stop or core.internal.gradient_stop(vars[i])
+      end
+      raise("ValueError", sfmt("No gradients provided for any variable: (%s)%s", table.concat(names, ", "),
+        stop and "; no gradient defined for " .. stop .. " on the path to them" or ""), 2)
     end
     grads = clip(self, grads)
     local lr = self:_current_lr()
