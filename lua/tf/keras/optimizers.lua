@@ -238,9 +238,10 @@ return function(tf)
     if not any and n > 0 then
       local names = {}
       local stop
+      local stop_of = core.internal.gradient_stop   -- set by tf.GradientTape once loaded
       for i = 1, n do
         names[i] = vars[i].name
-        stop = stop or core.internal.gradient_stop(vars[i])
+        stop = stop or (stop_of and stop_of(vars[i]))
       end
       raise("ValueError", sfmt("No gradients provided for any variable: (%s)%s", table.concat(names, ", "),
         stop and "; no gradient defined for " .. stop .. " on the path to them" or ""), 2)
