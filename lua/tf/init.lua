@@ -12,10 +12,17 @@ tf.__version__ = core.version   -- ltf_version(): the C library's
 -- bindings made (math, nn, bitwise, strings, random, linalg, ...) become
 -- tf.<ns>. The engine's raw functions (core.internal: traces, tapes,
 -- variable resources) stay in tf.core, for the Lua modules built on them.
+-- The bindings also register each namespaced function at core's top level;
+-- those TensorFlow has only in a namespace (tf.strings.join,
+-- tf.random.set_seed, tf.bitwise.*) stay there, and core's own helpers that
+-- tf.config or tf.core already offer stay off the top level.
 local internal = core.internal
+local NOT_TOP = {join = true, set_seed = true, bitwise_and = true, bitwise_or = true, bitwise_xor = true,
+                 invert = true, left_shift = true, right_shift = true, op_names = true,
+                 memory_limit = true, set_memory_limit = true}
 for k, v in pairs(core) do
   if type(v) == "function" then
-    if not internal[k] then tf[k] = v end
+    if not internal[k] and not NOT_TOP[k] then tf[k] = v end
   elseif type(v) == "table" and k ~= "Tensor" and k ~= "Error" and k ~= "internal" then
     tf[k] = tf[k] or {}
     for name, f in pairs(v) do tf[k][name] = f end
@@ -23,7 +30,7 @@ for k, v in pairs(core) do
 end
 
 for _, ns in ipairs({"math", "nn", "bitwise", "strings", "random", "linalg", "image", "debugging",
-                     "dtypes", "config", "errors", "experimental", "train", "data", "test"}) do
+                     "dtypes", "config", "errors", "experimental", "test"}) do
   tf[ns] = tf[ns] or {}
 end
 
@@ -35,8 +42,9 @@ tf.None = -1
 tf.config.set_memory_limit = core.set_memory_limit
 tf.config.memory_limit = core.memory_limit
 
--- The parts written in Lua, in dependency order. Each returns a function
--- that installs itself into `tf`.
+-- The parts written in Lua that every script needs (tensors, ops, devices,
+-- variables, tapes), in dependency order. Each returns a function that
+-- installs itself into `tf`.
 for _, name in ipairs({
   "tf.errors",        -- error objects and tf.errors.* kinds
   "tf.dtypes",        -- tf.float32 ... and tf.dtypes
@@ -56,16 +64,81 @@ for _, name in ipairs({
   "tf.device",        -- tf.device scopes, tf.config devices
   "tf.variable",      -- tf.Variable
   "tf.gradient_tape", -- tf.GradientTape, tf.custom_gradient, tf.grad
-  "tf.trace_type",    -- trace types, tf.TensorSpec
-  "tf.fn",            -- tf.fn (tf.function): tracing, dispatch, concrete functions
-  "tf.tensor_array",  -- tf.TensorArray
-  "tf.control_flow",  -- tf.cond, tf.while_loop, tf.switch_case, tf.case
-  "tf.autograph",     -- tf.autograph: Lua control flow on tensors inside tf.fn
-  "tf.keras",         -- tf.keras: layers, models (and optimizers, losses, ... when present)
-  "tf.data",          -- tf.data.Dataset (input pipelines), tf.keras.datasets
-  "tf.train.checkpoint", -- tf.train.Checkpoint, CheckpointManager, latest_checkpoint, load_checkpoint
 }) do
   require(name)(tf)
 end
+
+-- {==== Lazy loading
+-- The other parts load on the first index of a name they install (as
+-- TensorFlow's LazyLoader does for its submodules): a script that only
+-- makes tensors never compiles tf.fn, AutoGraph, Keras, tf.data or
+-- checkpoints. Each entry: the module, then the names it installs ("ns.k":
+-- a key of namespace tf.ns). A module that needs another indexes its name,
+-- which loads it (tf.fn reads tf.trace_type; tf.fn's first conversion reads
+-- tf.autograph), so the result is the same whichever name comes first.
+-- pairs(tf) (and pairs(tf.config)) load everything first (a __pairs).
+local LAZY = {
+  {"tf.trace_type", "TensorSpec", "trace_type", "types"},  -- trace types, tf.TensorSpec
+  {"tf.fn", "fn", "function", "ConcreteFunction", "is_fn", "kwargs", "get_logger",  -- tf.fn (tf.function)
+   "config.run_functions_eagerly", "config.functions_run_eagerly"},
+  {"tf.tensor_array", "TensorArray"},                      -- tf.TensorArray
+  {"tf.control_flow", "cond", "while_loop", "switch_case", "case"},
+  {"tf.autograph", "autograph"},   -- Lua control flow on tensors inside tf.fn
+  {"tf.keras", "keras"},           -- layers, models, optimizers, losses, fit, datasets
+  {"tf.data", "data"},             -- tf.data.Dataset (input pipelines)
+  {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
+}
+local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet
+local state = {}      -- [module] = "loading" | "loaded"
+
+local function load(module)
+  if state[module] then return end
+  state[module] = "loading"
+  -- its names read as plain (absent) keys while it installs: `tf.keras =
+  -- tf.keras or {}` inside keras's installer sees nil, not itself
+  local taken = {}
+  for t, keys in pairs(pending) do
+    for k, m in pairs(keys) do
+      if m == module then keys[k] = nil; taken[#taken + 1] = {keys, k} end
+    end
+  end
+  local ok, err = pcall(function() require(module)(tf) end)
+  if not ok then
+    state[module] = nil
+    for _, e in ipairs(taken) do e[1][e[2]] = module end
+    error(err, 0)
+  end
+  state[module] = "loaded"
+end
+
+local lazy_mt = {
+  __index = function(t, k)
+    local keys = pending[t]
+    local m = keys and keys[k]
+    if m then
+      load(m)
+      return rawget(t, k)
+    end
+    return nil
+  end,
+  __pairs = function(t)
+    local keys = pending[t]
+    while keys and next(keys) do
+      local _, m = next(keys)
+      load(m)
+    end
+    return next, t, nil
+  end,
+}
+for _, entry in ipairs(LAZY) do
+  for i = 2, #entry do
+    local ns, k = entry[i]:match("^(%w+)%.([%w_]+)$")
+    local t = ns and tf[ns] or tf
+    k = k or entry[i]
+    if not pending[t] then pending[t] = {}; setmetatable(t, lazy_mt) end
+    pending[t][k] = entry[1]
+  end
+end
+-- }====
 
 return tf

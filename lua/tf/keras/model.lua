@@ -125,6 +125,12 @@ return function(tf)
     for line in (text .. "\n"):gmatch("(.-)\n") do pf(line) end
   end
 
+  --- model:save_weights(path) / model:load_weights(path): the model's
+  -- variables in a checkpoint file (lua/tf/train/checkpoint.lua, docs/checkpoints.md).
+  -- Indexing tf.train loads that module on first use.
+  function Model.save_weights(self, path) return tf.train._save_weights(self, path) end
+  function Model.load_weights(self, path) return tf.train._load_weights(self, path) end
+
   --- tostring(model): the summary once built; before, a tree of its layers
   -- as torch/nn's Sequential prints.
   function Model.__tostring_layer(self)

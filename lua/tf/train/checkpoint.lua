@@ -24,7 +24,8 @@ return function(tf)
     end
     return json.decode
   end
-  local train = tf.train
+  local train = {}          -- tf.train: this module's namespace (loaded lazily, lua/tf/init.lua)
+  tf.train = train
   local Variable = tf.Variable.mt
   local by_enum = tf.dtypes._by_enum
 
