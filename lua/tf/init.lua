@@ -42,8 +42,9 @@ tf.None = -1
 tf.config.set_memory_limit = core.set_memory_limit
 tf.config.memory_limit = core.memory_limit
 
--- The parts written in Lua that every script needs (tensors, ops, devices,
--- variables, tapes), in dependency order. Each returns a function that
+-- The parts written in Lua that every script needs (tensors, the composite
+-- ops that replace or extend the engine's, devices, variables), in
+-- dependency order. Each returns a function that
 -- installs itself into `tf`.
 for _, name in ipairs({
   "tf.errors",        -- error objects and tf.errors.* kinds
@@ -55,15 +56,10 @@ for _, name in ipairs({
   "tf.array_ops",     -- composite array ops, x[i] indexing and slicing
   "tf.nn_ops",        -- composite nn ops (clip_by_norm, losses, ...)
   "tf.indexing_ops",  -- tf.where(cond), boolean_mask, repeat, meshgrid, ...
-  "tf.sort_ops",      -- sort, argsort, top_k, searchsorted, bincount, segment_*
-  "tf.einsum",        -- einsum, tensordot (lowered to transposes + batched matmul)
-  "tf.string_ops",    -- tf.strings: split, length, substr, to_number, regex_*, format
   "tf.random_ops",    -- constructors (zeros, ones, ...) and tf.random
   "tf.linalg_ops",    -- composite linear algebra (trace, logdet, matrix norms)
-  "tf.image_ops",     -- tf.image.resize, flips
   "tf.device",        -- tf.device scopes, tf.config devices
   "tf.variable",      -- tf.Variable
-  "tf.gradient_tape", -- tf.GradientTape, tf.custom_gradient, tf.grad
 }) do
   require(name)(tf)
 end
@@ -78,6 +74,13 @@ end
 -- tf.autograph), so the result is the same whichever name comes first.
 -- pairs(tf) (and pairs(tf.config)) load everything first (a __pairs).
 local LAZY = {
+  {"tf.sort_ops", "sort", "argsort", "bincount", "searchsorted", "math.bincount", "math.searchsorted",
+   "math.segment_max", "math.segment_mean", "math.segment_sum", "math.top_k", "nn.top_k"},
+  {"tf.einsum", "einsum", "tensordot", "linalg.einsum", "linalg.tensordot"},  -- lowered to batched matmul
+  {"tf.string_ops", "strings.format", "strings.length", "strings.regex_full_match", "strings.regex_replace",
+   "strings.split", "strings.substr", "strings.to_number"},
+  {"tf.image_ops", "image.ResizeMethod", "image.flip_left_right", "image.flip_up_down", "image.resize"},
+  {"tf.gradient_tape", "GradientTape", "custom_gradient", "grad", "value_and_grad"},
   {"tf.trace_type", "TensorSpec", "trace_type", "types"},  -- trace types, tf.TensorSpec
   {"tf.fn", "fn", "function", "ConcreteFunction", "is_fn", "kwargs", "get_logger",  -- tf.fn (tf.function)
    "config.run_functions_eagerly", "config.functions_run_eagerly"},

@@ -38,7 +38,6 @@ return function(tf)
   local protos = {}        -- prototype key -> {loader=, pretty=, err=}
   local chunks = setmetatable({}, {__mode = "v"})   -- source -> parsed chunk (kept while memory allows)
   local warned = {}
-  autograph._stats = {conversions = 0}
 
   local function warn(key, text)
     if warned[key] then return end
@@ -183,7 +182,6 @@ return function(tf)
             p = {skip = "the converted code does not compile (an AutoGraph bug): " .. tostring(lerr), code = lines}
           else
             p = {loader = loader, node = node, lines = lines}
-            autograph._stats.conversions = autograph._stats.conversions + 1
           end
         end
       end
