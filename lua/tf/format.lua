@@ -451,7 +451,7 @@ return function(tf)
 
   -- tf.print's formatter (runs at every print, eagerly or in a traced
   -- graph): string scalars print as they are, other tensors as NumPy would
-  core.set_print_formatter(function(sep, ...)
+  local function print_formatter(sep, ...)
     local parts = {}
     for i = 1, select("#", ...) do
       local t = select(i, ...)
@@ -462,6 +462,8 @@ return function(tf)
       end
     end
     return table.concat(parts, sep)
-  end)
+  end
+  core.set_print_formatter(print_formatter)
+  core.internal.print_formatter = print_formatter   -- init.lua's stub calls it (format loads lazily)
   tf.format = format
 end

@@ -42,24 +42,18 @@ tf.None = -1
 tf.config.set_memory_limit = core.set_memory_limit
 tf.config.memory_limit = core.memory_limit
 
--- The parts written in Lua that every script needs (tensors, the composite
--- ops that replace or extend the engine's, devices, variables), in
--- dependency order. Each returns a function that
--- installs itself into `tf`.
+-- The parts written in Lua that every script needs (tensors, math and
+-- array composites, constructors, devices), in dependency order. Each
+-- returns a function that installs itself into `tf`.
 for _, name in ipairs({
   "tf.errors",        -- error objects and tf.errors.* kinds
   "tf.dtypes",        -- tf.float32 ... and tf.dtypes
   "tf.tensor_shape",  -- TensorShape
   "tf.tensor",        -- Tensor fields/methods
-  "tf.format",        -- tostring(tensor), TensorFlow's layout
-  "tf.math_ops",      -- composite math ops (clip_by_value, ...)
+  "tf.math_ops",      -- composite math ops (reduce_logsumexp, reduce_std, ...)
   "tf.array_ops",     -- composite array ops, x[i] indexing and slicing
-  "tf.nn_ops",        -- composite nn ops (clip_by_norm, losses, ...)
-  "tf.indexing_ops",  -- tf.where(cond), boolean_mask, repeat, meshgrid, ...
   "tf.random_ops",    -- constructors (zeros, ones, ...) and tf.random
-  "tf.linalg_ops",    -- composite linear algebra (trace, logdet, matrix norms)
-  "tf.device",        -- tf.device scopes, tf.config devices
-  "tf.variable",      -- tf.Variable
+  "tf.device",        -- tf.device scopes, tf.config devices (replaces tf.constant)
 }) do
   require(name)(tf)
 end
@@ -69,11 +63,27 @@ end
 -- TensorFlow's LazyLoader does for its submodules): a script that only
 -- makes tensors never compiles tf.fn, AutoGraph, Keras, tf.data or
 -- checkpoints. Each entry: the module, then the names it installs ("ns.k":
--- a key of namespace tf.ns). A module that needs another indexes its name,
--- which loads it (tf.fn reads tf.trace_type; tf.fn's first conversion reads
--- tf.autograph), so the result is the same whichever name comes first.
--- pairs(tf) (and pairs(tf.config)) load everything first (a __pairs).
+-- a key of namespace tf.ns; "Tensor:m": a tensor method). A name the engine
+-- already gave (tf.where, tf.nn.conv2d) and the module replaces is taken
+-- out until the module loads; the module reads the engine's from tf.core.
+-- A module that needs another indexes its name, which loads it (tf.fn reads
+-- tf.trace_type; tf.fn's first conversion reads tf.autograph) or calls
+-- core.internal.load_part, so the result is the same whichever name comes
+-- first. pairs() on tf or a namespace loads everything pending there first
+-- (a __pairs). docs/internals.md "Lazy loading"; spec/init_spec.lua.
 local LAZY = {
+  {"tf.format", "format"},         -- tostring(tensor) and tf.print (stubs below)
+  {"tf.variable", "Variable", "is_variable"},
+  {"tf.nn_ops", "clip_by_global_norm", "clip_by_norm", "clip_by_value", "linalg.global_norm",
+   "math.l2_normalize", "math.softsign", "nn.batch_normalization", "nn.bias_add", "nn.conv1d", "nn.conv2d",
+   "nn.depth_to_space", "nn.depthwise_conv2d", "nn.dropout", "nn.elu", "nn.l2_loss", "nn.l2_normalize",
+   "nn.leaky_relu", "nn.max_pool", "nn.max_pool2d", "nn.moments", "nn.relu", "nn.selu", "nn.sigmoid",
+   "nn.sigmoid_cross_entropy_with_logits", "nn.silu", "nn.softmax_cross_entropy_with_logits_v2",
+   "nn.softplus", "nn.softsign", "nn.space_to_depth", "nn.swish", "nn.tanh"},
+  {"tf.indexing_ops", "boolean_mask", "gather_nd", "identity_n", "meshgrid", "repeat", "repeat_",
+   "sequence_mask", "where"},
+  {"tf.linalg_ops", "norm", "linalg.norm", "linalg.adjoint", "linalg.eigvalsh", "linalg.eye", "linalg.logdet",
+   "linalg.lstsq", "linalg.matrix_rank", "linalg.pinv", "linalg.set_diag", "linalg.trace"},
   {"tf.sort_ops", "sort", "argsort", "bincount", "searchsorted", "math.bincount", "math.searchsorted",
    "math.segment_max", "math.segment_mean", "math.segment_sum", "math.top_k", "nn.top_k"},
   {"tf.einsum", "einsum", "tensordot", "linalg.einsum", "linalg.tensordot"},  -- lowered to batched matmul
@@ -86,13 +96,14 @@ local LAZY = {
    "config.run_functions_eagerly", "config.functions_run_eagerly"},
   {"tf.tensor_array", "TensorArray"},                      -- tf.TensorArray
   {"tf.control_flow", "cond", "while_loop", "switch_case", "case"},
-  {"tf.autograph", "autograph"},   -- Lua control flow on tensors inside tf.fn
+  {"tf.autograph", "autograph", "Tensor:iter"},   -- Lua control flow on tensors inside tf.fn; x:iter()
   {"tf.keras", "keras"},           -- layers, models, optimizers, losses, fit, datasets
   {"tf.data", "data"},             -- tf.data.Dataset (input pipelines)
   {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
 }
 local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet
 local state = {}      -- [module] = "loading" | "loaded"
+local methods = core.Tensor[1]
 
 local function load(module)
   if state[module] then return end
@@ -100,7 +111,7 @@ local function load(module)
   -- its names read as plain (absent) keys while it installs: `tf.keras =
   -- tf.keras or {}` inside keras's installer sees nil, not itself
   local taken = {}
-  for t, keys in pairs(pending) do
+  for _, keys in pairs(pending) do
     for k, m in pairs(keys) do
       if m == module then keys[k] = nil; taken[#taken + 1] = {keys, k} end
     end
@@ -113,6 +124,7 @@ local function load(module)
   end
   state[module] = "loaded"
 end
+internal.load_part = load   -- for a module that needs another before its names are read
 
 local lazy_mt = {
   __index = function(t, k)
@@ -134,14 +146,37 @@ local lazy_mt = {
   end,
 }
 for _, entry in ipairs(LAZY) do
+  local module = entry[1]
   for i = 2, #entry do
-    local ns, k = entry[i]:match("^(%w+)%.([%w_]+)$")
-    local t = ns and tf[ns] or tf
-    k = k or entry[i]
-    if not pending[t] then pending[t] = {}; setmetatable(t, lazy_mt) end
-    pending[t][k] = entry[1]
+    local method = entry[i]:match("^Tensor:([%w_]+)$")
+    if method then
+      -- a tensor method: a stub that loads the module, which replaces it
+      local function stub(...)
+        load(module)
+        if methods[method] == stub then error("tf: " .. module .. " did not install x:" .. method .. "()", 2) end
+        return methods[method](...)
+      end
+      methods[method] = stub
+    else
+      local ns, k = entry[i]:match("^(%w+)%.([%w_]+)$")
+      local t = ns and tf[ns] or tf
+      k = k or entry[i]
+      if not pending[t] then pending[t] = {}; setmetatable(t, lazy_mt) end
+      pending[t][k] = module
+      t[k] = nil   -- the engine's function it replaces (still in tf.core)
+    end
   end
 end
+
+-- tostring(tensor) and tf.print load tf.format on first use
+core.Tensor.__tostring = function(x)
+  load("tf.format")
+  return core.Tensor.__tostring(x)
+end
+core.set_print_formatter(function(...)
+  load("tf.format")
+  return internal.print_formatter(...)
+end)
 -- }====
 
 return tf

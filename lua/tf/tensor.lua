@@ -20,6 +20,7 @@ return function(tf)
   methods.ge = tf.greater_equal
 
   function methods.get_shape(x) return x.shape end
+  methods.matmul = tf.matmul   -- x:matmul(y), Lua having no `@`
   -- x:cpu(), x:gpu(): tf.device (device.lua)
   function methods.numel(x) return x.shape:num_elements() end
   function methods.size(x) return x.shape:num_elements() end
