@@ -51,7 +51,7 @@ end
 
 local function sorted_keys(t)
   local keys = {}
-  for k in next, t do
+  for k in pairs(t) do   -- pairs: tf's __pairs loads its lazy parts (lua/tf/init.lua)
     if type(k) == "string" or math.type(k) == "integer" then keys[#keys + 1] = k end
   end
   table.sort(keys, function(a, b)
