@@ -20,6 +20,9 @@ return function(tf)
   tf.autograph = autograph
   autograph.operators = ops
   autograph.experimental = {}
+  -- conversions made (private: spec/autograph/converter_spec.lua counts them)
+  local stats = {conversions = 0}
+  tf.core.internal.autograph_stats = stats
   --- tf.autograph.experimental.set_loop_options{shape_invariants = {{x, {tf.None}}},
   -- maximum_iterations = n}: as the first statement of a loop body, the
   -- converter evaluates it before the loop and gives it to the loop (a
@@ -182,6 +185,7 @@ return function(tf)
             p = {skip = "the converted code does not compile (an AutoGraph bug): " .. tostring(lerr), code = lines}
           else
             p = {loader = loader, node = node, lines = lines}
+            stats.conversions = stats.conversions + 1
           end
         end
       end
