@@ -52,7 +52,7 @@ end
 
 -- The modules that load lazily (lua/tf/init.lua's LAZY table) and the
 -- modules only they require.
-local LAZY_MODULES = {"tf.format", "tf.variable", "tf.nn_ops", "tf.indexing_ops", "tf.linalg_ops", "tf.fn",
+local LAZY_MODULES = {"tf.format", "tf.variable", "tf.math_ops", "tf.nn_ops", "tf.indexing_ops", "tf.linalg_ops", "tf.fn",
   "tf.trace_type", "tf.tensor_array", "tf.control_flow", "tf.autograph", "tf.autograph.parser",
   "tf.autograph.transformer", "tf.autograph.operators", "tf.keras", "tf.keras.layer", "tf.keras.training",
   "tf.keras.optimizers", "tf.data", "tf.train.checkpoint", "tf.einsum", "tf.sort_ops", "tf.string_ops",

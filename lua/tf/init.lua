@@ -42,15 +42,14 @@ tf.None = -1
 tf.config.set_memory_limit = core.set_memory_limit
 tf.config.memory_limit = core.memory_limit
 
--- The parts written in Lua that every script needs (tensors, math and
--- array composites, constructors, devices), in dependency order. Each
+-- The parts written in Lua that every script needs (tensors, array
+-- composites and indexing, constructors, devices), in dependency order. Each
 -- returns a function that installs itself into `tf`.
 for _, name in ipairs({
   "tf.errors",        -- error objects and tf.errors.* kinds
   "tf.dtypes",        -- tf.float32 ... and tf.dtypes
   "tf.tensor_shape",  -- TensorShape
   "tf.tensor",        -- Tensor fields/methods
-  "tf.math_ops",      -- composite math ops (reduce_logsumexp, reduce_std, ...)
   "tf.array_ops",     -- composite array ops, x[i] indexing and slicing
   "tf.random_ops",    -- constructors (zeros, ones, ...) and tf.random
   "tf.device",        -- tf.device scopes, tf.config devices (replaces tf.constant)
@@ -74,6 +73,8 @@ end
 local LAZY = {
   {"tf.format", "format"},         -- tostring(tensor) and tf.print (stubs below)
   {"tf.variable", "Variable", "is_variable"},
+  {"tf.math_ops", "reduce_logsumexp", "math.log_sigmoid", "math.reduce_euclidean_norm", "math.reduce_logsumexp",
+   "math.reduce_std", "math.reduce_variance"},
   {"tf.nn_ops", "clip_by_global_norm", "clip_by_norm", "clip_by_value", "linalg.global_norm",
    "math.l2_normalize", "math.softsign", "nn.batch_normalization", "nn.bias_add", "nn.conv1d", "nn.conv2d",
    "nn.depth_to_space", "nn.depthwise_conv2d", "nn.dropout", "nn.elu", "nn.l2_loss", "nn.l2_normalize",
