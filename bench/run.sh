@@ -35,7 +35,7 @@ GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshol
 echo "== copy bandwidth (bench/membw.c)" >&2
 cc -O2 -pthread bench/membw.c -o "$out/membw"
 "$out/membw" | tee -a "$out/luatf.txt" >&2
-echo "== start-up" >&2
+echo "== start-up beside bare lua5.4 (bench/startup.lua: best of 7, VmHWM)" >&2
 lua5.4 bench/startup.lua | tee -a "$out/luatf.txt" >&2
 echo "== AutoGraph conversion" >&2
 lua5.4 bench/autograph.lua | tee -a "$out/luatf.txt" >&2

@@ -133,8 +133,9 @@ return function(tf)
       shrink_axis_mask = spec.shrink, new_axis_mask = spec.newaxis, ellipsis_mask = spec.ellipsis})
   end
 
-  --- x[key]: see the file header and docs/indexing.md.
-  function tf.__index_tensor(x, key)
+  --- x[key]: see the file header and docs/indexing.md. Private (tf.core.internal):
+  -- Tensor's __index calls it.
+  function tf.core.internal.index_tensor(x, key)
     local i = as_integer(key)
     if i then
       if x.rank == 0 then

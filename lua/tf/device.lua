@@ -81,7 +81,8 @@ return function(tf)
 
   --- x moved to the GPU of the current scope (constructors under a GPU
   -- scope: tf.constant, tf.Variable's initial value); x itself otherwise.
-  function tf.__place(x)
+  -- Private (tf.core.internal): tf.Variable calls it too.
+  local function place(x)
     local top = stack[#stack]
     if top and top[1] == "GPU" and tf.is_tensor(x) and not x:is_symbolic() and x.dtype ~= tf.string then
       return core.to_device(x, "GPU", top[2])
@@ -91,7 +92,8 @@ return function(tf)
 
   -- tf.constant under a GPU scope makes its tensor there, as TensorFlow's
   local constant = tf.constant
-  function tf.constant(...) return tf.__place(constant(...)) end
+  function tf.constant(...) return place(constant(...)) end
+  core.internal.place = place
 
   local function list(kind, prefix)
     if kind ~= nil and kind ~= "CPU" and kind ~= "GPU" then

@@ -28,7 +28,7 @@ return function(tf)
   tf.dtypes.half = tf.float16
   tf.DType = DType
   tf.dtypes.DType = DType
-  tf.dtypes._by_enum = by_enum
+  tf.core.internal.dtype_by_enum = by_enum   -- private: enum -> DType
   tf.int32.min, tf.int32.max = -2147483648, 2147483647
   tf.int64.min, tf.int64.max = math.mininteger, math.maxinteger
   tf.uint8.min, tf.uint8.max = 0, 255

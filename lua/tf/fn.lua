@@ -17,7 +17,7 @@ return function(tf)
   local TT = tf.trace_type
   local Variable = tf.Variable.mt
   local is_tensor = tf.is_tensor
-  local by_enum = tf.dtypes._by_enum
+  local by_enum = tf.core.internal.dtype_by_enum
   local trace_key = core.trace_key
   local graph_run = core.graph_run
   local graph_run_paused = core.graph_run_paused

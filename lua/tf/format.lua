@@ -524,7 +524,9 @@ return function(tf)
     end
   end
 
-  core.set_print_formatter(function(o, ...) write(o, format.print_text(o, ...)) end)
+  local function print_formatter(o, ...) write(o, format.print_text(o, ...)) end
+  core.set_print_formatter(print_formatter)
+  core.internal.print_formatter = print_formatter   -- init.lua's stub calls it (format loads lazily)
 
   local PRINT_KEYS = {output_stream = true, summarize = true, sep = true, end_ = true, ["end"] = true, name = true}
   function tf.print(...)

@@ -49,7 +49,7 @@ return function(tf)
   end
 
   -- {==== tf.gather_nd with batch_dims
-  local gather_nd_c = tf.gather_nd
+  local gather_nd_c = tf.core.gather_nd   -- the engine's op (this module replaces tf.gather_nd)
   --- tf.gather_nd(params, indices [, {batch_dims = 0}]): with batch_dims b,
   -- the first b dims of indices and params are matched pairwise and each row
   -- indexes params[b1, ..., bb] (as TensorFlow): written as gather_nd over
@@ -86,7 +86,7 @@ return function(tf)
   -- }====
 
   -- {==== tf.where
-  local where3 = tf.where
+  local where3 = tf.core.where   -- the engine's op (this module replaces tf.where)
   --- tf.where(condition): the 1-based coordinates of the true (nonzero)
   -- elements, int64 of shape (num_true, rank), in row-major order.
   -- tf.where(condition, x, y): elementwise choice (bindings/elementwise.c).

@@ -4,7 +4,7 @@
 -- tf.linalg.logdet, tf.linalg.eigvalsh, set_diag, pinv, lstsq,
 -- matrix_rank, tf.linalg.adjoint, tf.linalg.eye,
 -- and the matrix norms of tf.linalg.norm / tf.norm (ord 1, 2, math.huge
--- over a pair of axes; the vector norms stay in nn_ops.lua). Composites
+-- over a pair of axes; the vector norms are nn_ops.lua's). Composites
 -- need no gradient rule of their own.
 return function(tf)
   local linalg = tf.linalg
@@ -112,8 +112,9 @@ return function(tf)
 
   -- Matrix norms: ord 1 (max column sum), math.huge (max row sum) and 2
   -- (largest singular value) over a pair of axes; everything else goes to the
-  -- vector/Frobenius norm defined in nn_ops.lua.
-  local vector_norm = linalg.norm
+  -- vector/Frobenius norm defined in nn_ops.lua (loaded here if it is not yet).
+  tf.core.internal.load_part("tf.nn_ops")
+  local vector_norm = tf.core.internal.vector_norm
   local function norm(tensor, opts)
     local axis = type(opts) == "table" and opts.axis
     if type(axis) ~= "table" or #axis ~= 2 then return vector_norm(tensor, opts) end

@@ -1,7 +1,7 @@
 --- Composite nn ops, written over primitive ops (so they need no gradient
 -- rule of their own): tf.clip_by_value, tf.clip_by_norm, tf.nn.l2_loss,
--- tf.nn.bias_add, tf.linalg.norm (tf.norm); the tf.nn aliases of the
--- activations (tf.nn.relu, ...); and `x:matmul(y)`, Lua having no `@`.
+-- tf.nn.bias_add, the vector norms of tf.linalg.norm (installed by
+-- linalg_ops.lua); the tf.nn aliases of the activations (tf.nn.relu, ...).
 -- The primitives (matmul, softmax, cross-entropies, conv2d, pools, gelu)
 -- are C functions from bindings/nn.c. Also composed here, as TensorFlow
 -- composes them (docs/nn.md): the activations leaky_relu, elu, selu,
@@ -11,7 +11,6 @@
 -- depth_to_space/space_to_depth, clip_by_global_norm.
 return function(tf)
   local nn, linalg = tf.nn, tf.linalg
-  local methods = tf.Tensor[1]
 
   -- Raise an error object blamed on the user's line: `level` 1 when called
   -- from the API function itself, 2 from a helper it calls.
@@ -57,7 +56,6 @@ return function(tf)
 
   -- {==== aliases
   nn.relu, nn.sigmoid, nn.tanh, nn.softplus = tf.relu, tf.sigmoid, tf.tanh, tf.softplus
-  methods.matmul = tf.matmul
   -- }====
 
   --- Clip `t` to [clip_value_min, clip_value_max]: minimum(maximum(t, min), max).
@@ -133,7 +131,7 @@ return function(tf)
   -- or for "euclidean"/"fro" a pair of axes.
   -- @param tensor float tensor
   -- @param opts {ord =, axis = (1-based), keepdims = false}
-  function linalg.norm(tensor, opts)
+  local function vector_norm(tensor, opts)
     opts = check_options("norm", opts, {"ord", "axis", "keepdims", "name"})
     local x = as_tensor(tensor, "norm", "tensor")
     local ord, axis = opts.ord or "euclidean", opts.axis
@@ -154,7 +152,7 @@ return function(tf)
     raise("ValueError", "norm: 'ord' must be 'euclidean', 'fro', 'inf' or a positive number, got %s",
           tostring(ord))
   end
-  tf.norm = linalg.norm
+  tf.core.internal.vector_norm = vector_norm   -- private: linalg_ops.lua's tf.linalg.norm calls it
   -- {==== activations (elementwise compositions: fused inside tf.fn)
   local function float_features(x, op)
     x = as_tensor(x, op, "features")
@@ -344,7 +342,8 @@ return function(tf)
   end
 
   -- {==== convolutions and pools
-  local conv2d_c, max_pool2d_c = nn.conv2d, nn.max_pool2d
+  -- the engine's ops (this module replaces tf.nn.conv2d and max_pool2d)
+  local conv2d_c, max_pool2d_c = tf.core.nn.conv2d, tf.core.nn.max_pool2d
 
   local function dims_of(t, op, arg, rank)
     local d = t:_dims()

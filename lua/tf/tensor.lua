@@ -5,7 +5,7 @@ return function(tf)
   local core = tf.core
   local mt = core.Tensor
   local methods, getters = mt[1], mt[2]
-  local by_enum = tf.dtypes._by_enum
+  local by_enum = tf.core.internal.dtype_by_enum
 
   getters.shape = function(x) return tf.TensorShape.new(x:_dims()) end
   getters.dtype = function(x) return by_enum[x:_dtype_id()] end
@@ -20,14 +20,14 @@ return function(tf)
   methods.ge = tf.greater_equal
 
   function methods.get_shape(x) return x.shape end
+  methods.matmul = tf.matmul   -- x:matmul(y), Lua having no `@`
   -- x:cpu(), x:gpu(): tf.device (device.lua)
   function methods.numel(x) return x.shape:num_elements() end
   function methods.size(x) return x.shape:num_elements() end
 
   --- x[i]: the i-th slice along the first axis (1-based; negative from the end).
   function methods._index(x, i)
-    if tf.__index_tensor then return tf.__index_tensor(x, i) end
-    tf.errors.raise("UnimplementedError", "indexing: not available", 2)
+    return core.internal.index_tensor(x, i)   -- array_ops.lua
   end
 
   -- A symbolic tensor (inside tf.fn) has no value: Lua cannot branch on it.

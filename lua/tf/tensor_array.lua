@@ -38,7 +38,7 @@ return function(tf)
 
   --- tf.TensorArray{dtype=, size=0, dynamic_size=false, element_shape=,
   -- clear_after_read=true} (dtype may also be the first positional entry)
-  function tf.TensorArray_new(opts)
+  local function construct(opts)
     if type(opts) ~= "table" then raise("TypeError", "TensorArray: expects a table of options") end
     local dtype = opts.dtype or opts[1]
     if type(dtype) == "string" then dtype = tf.as_dtype(dtype) end
@@ -77,7 +77,7 @@ return function(tf)
     return ta
   end
 
-  tf.TensorArray = setmetatable(TA, {__call = function(_, opts) return tf.TensorArray_new(opts) end})
+  tf.TensorArray = setmetatable(TA, {__call = function(_, opts) return construct(opts) end})
   TA.mt = TA
 
   function TA._buffer(ta) return ta._buf end

@@ -22,7 +22,7 @@
 return function(tf)
   local core = tf.core
   local raise = tf.errors.raise
-  local by_enum = tf.dtypes._by_enum
+  local by_enum = tf.core.internal.dtype_by_enum
   local DType = tf.DType
   local TensorShape = tf.TensorShape
   local Variable = tf.Variable.mt

@@ -5,7 +5,7 @@
 return function(tf)
   local core = tf.core
   local raise = tf.errors.raise
-  local by_enum = tf.dtypes._by_enum
+  local by_enum = tf.core.internal.dtype_by_enum
 
   local Variable = {}
   local methods = {}
@@ -55,7 +55,7 @@ return function(tf)
     local trainable = opts.trainable
     if trainable == nil then trainable = true end
     -- a variable made in a GPU scope lives there (its value, every assign)
-    local handle = core.variable_new(tf.__place(init), name, trainable, shape)
+    local handle = core.variable_new(core.internal.place(init), name, trainable, shape)
     return setmetatable({_handle = handle, _name = name, trainable = trainable}, Variable)
   end
 

@@ -264,12 +264,13 @@ describe("the converted closure", function()
 
   it("is converted once per prototype, not per closure or per trace", function()
     local function make(c) return function(x) if c then return x + c end return x end end
-    local before = ag._stats.conversions
+    local stats = tf.core.internal.autograph_stats
+    local before = stats.conversions
     local g1, g2 = tf.fn(make(1)), tf.fn(make(2))
     assert.equal(2, g1(tf.constant(1)):item())
     assert.equal(3, g2(tf.constant(1)):item())
     assert.equal(2.5, g1(tf.constant(1.5)):item())
-    assert.equal(before + 1, ag._stats.conversions)
+    assert.equal(before + 1, stats.conversions)
   end)
 
   it("converts called functions recursively, but not luatf's own or C functions", function()

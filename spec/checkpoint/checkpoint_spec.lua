@@ -342,19 +342,19 @@ describe("tf.train.Checkpoint", function()
     local model = Sequential{Dense(2)}
     model.layers[1]:build(2)
     model.layers[1].kernel:assign(tf.constant({{1, 2}, {3, 4}}, tf.float32))
-    tf.train._save_weights(model, dir .. "/weights")
+    tf.core.internal.checkpoint.save_weights(model, dir .. "/weights")
     assert.same({"layer_with_weights-0/bias/.ATTRIBUTES/VARIABLE_VALUE",
                  "layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE"}, keys_of(dir .. "/weights"))
     model.layers[1].kernel:assign(tf.zeros({2, 2}))
-    tf.train._load_weights(model, dir .. "/weights"):assert_consumed()
+    tf.core.internal.checkpoint.load_weights(model, dir .. "/weights"):assert_consumed()
     assert.same({{1, 2}, {3, 4}}, model.layers[1].kernel:numpy())
-    -- installed on tf.keras.Model when the class exists
-    local had = rawget(tf, "keras")
-    local Model = {}
-    rawset(tf, "keras", {Model = Model})
-    tf.train._install_keras()
-    rawset(tf, "keras", had)
-    assert.is_function(Model.save_weights)
-    assert.is_function(Model.load_weights)
+    -- tf.keras.Model's methods are these
+    local km = tf.keras.Sequential{tf.keras.layers.Dense{2, input_shape = {2}}}
+    km.layers[1].kernel:assign(tf.constant({{5, 6}, {7, 8}}, tf.float32))
+    km:save_weights(dir .. "/kweights")
+    assert.same(keys_of(dir .. "/weights"), keys_of(dir .. "/kweights"))
+    km.layers[1].kernel:assign(tf.zeros({2, 2}))
+    km:load_weights(dir .. "/kweights"):assert_consumed()
+    assert.same({{5, 6}, {7, 8}}, km.layers[1].kernel:numpy())
   end)
 end)

@@ -135,7 +135,7 @@ describe("checkpoint files", function()
     -- and restores variables from it: a foreign file's bare keys name the paths
     local step = tf.Variable(tf.constant(0, tf.int64))
     local kernel = tf.Variable(tf.zeros({2, 3}))
-    local st = tf.train._load_weights({step = step, dense = {kernel = kernel}}, dir .. "/py.safetensors")
+    local st = tf.core.internal.checkpoint.load_weights({step = step, dense = {kernel = kernel}}, dir .. "/py.safetensors")
     assert.equal(42, step:item())
     assert.equal(-7, kernel:numpy()[2][3])
     assert.same({"dense/kernel", "step"}, st:report_table().matched)

@@ -64,7 +64,7 @@ local cur, cur_src = 0, ""
 -- calls that reach a function through an internal table (metatables, method
 -- tables, tf.core, tf.trace_type, tf.format): their findings are listed apart
 local INTERNAL = {"tf%.Tensor%[", "tf%.ConcreteFunction%.", "tf%.trace_type%.", "%.mt%.", "tf%.format%.",
-  "tf%.Variable%.methods", "getmetatable%(", "tf%.DType%.", "tf%.core%.", "tf%.dtypes%._by_enum",
+  "tf%.Variable%.methods", "getmetatable%(", "tf%.DType%.", "tf%.core%.",
   "tf%.errors%.new", "tf%.TensorShape%.", "tf%.TensorSpec%.", ":_%a", "tf%.Tensor%.__", "tf%.Variable%.mt"}
 local function internal(src)
   for _, p in ipairs(INTERNAL) do if src:find(p) then return true end end

@@ -51,7 +51,7 @@ end
 
 local function sorted_keys(t)
   local keys = {}
-  for k in next, t do
+  for k in pairs(t) do   -- pairs: tf's __pairs loads its lazy parts (lua/tf/init.lua)
     if type(k) == "string" or math.type(k) == "integer" then keys[#keys + 1] = k end
   end
   table.sort(keys, function(a, b)
@@ -66,7 +66,7 @@ Gen.sorted_keys = sorted_keys
 local function weight_of(path, name)
   if path:find("^tf%.core%.") then return 1 end
   if name:sub(1, 1) == "_" or path:find("getmetatable") or path:find("^tf%.trace_type")
-     or path:find("^tf%.format") or path:find("^tf%.dtypes%._by_enum") then return 1 end
+     or path:find("^tf%.format") then return 1 end
   if path:find("^tf%.graph_") or path:find("^tf%.tape_") or path:find("^tf%.variable_") then return 2 end
   return 4
 end
@@ -116,7 +116,7 @@ local STRINGS = {'""', '"float32"', '"float64"', '"int32"', '"int64"', '"uint8"'
   '"\\xff\\xfe"', '"axis"', '"relu"', '"NHWC"', '"error"', '"warn"', '"1"', '"-1"', '"nan"'}
 local DTYPES = {"tf.float32", "tf.float64", "tf.int32", "tf.int64", "tf.uint8", "tf.bool", "tf.string",
   "tf.float16", "tf.bfloat16"}
-local ODD_DTYPES = {"tf.dtypes._by_enum[5]", "tf.dtypes._by_enum[1]", "tf.dtypes._by_enum[7]",
+local ODD_DTYPES = {"tf.core.internal.dtype_by_enum[5]", "tf.core.internal.dtype_by_enum[1]", "tf.core.internal.dtype_by_enum[7]",
   '"resource"', '"float16"', '"int8"', "tf.DType", "3", '"Float32"'}
 local SPECIALS = {"tf.all", "tf.newaxis", "tf.ellipsis", "tf.None", "H.ud()", "H.sentinel()",
   "H.cyclic()", "H.deep()", "H.bomb()", "H.tt_junk()", "H.tt_err()", "H.dead_co()", "H.open_trace()",

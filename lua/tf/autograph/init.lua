@@ -20,6 +20,9 @@ return function(tf)
   tf.autograph = autograph
   autograph.operators = ops
   autograph.experimental = {}
+  -- conversions made (private: spec/autograph/converter_spec.lua counts them)
+  local stats = {conversions = 0}
+  tf.core.internal.autograph_stats = stats
   --- tf.autograph.experimental.set_loop_options{shape_invariants = {{x, {tf.None}}},
   -- maximum_iterations = n}: as the first statement of a loop body, the
   -- converter evaluates it before the loop and gives it to the loop (a
@@ -38,7 +41,6 @@ return function(tf)
   local protos = {}        -- prototype key -> {loader=, pretty=, err=}
   local chunks = setmetatable({}, {__mode = "v"})   -- source -> parsed chunk (kept while memory allows)
   local warned = setmetatable({}, {__mode = "k"})   -- places (strings) and stripped closures
-  autograph._stats = {conversions = 0}
 
   local function warn(key, text)
     if warned[key] then return end
@@ -183,7 +185,7 @@ return function(tf)
             p = {skip = "the converted code does not compile (an AutoGraph bug): " .. tostring(lerr), code = lines}
           else
             p = {loader = loader, node = node, lines = lines}
-            autograph._stats.conversions = autograph._stats.conversions + 1
+            stats.conversions = stats.conversions + 1
           end
         end
       end

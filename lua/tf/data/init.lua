@@ -1352,8 +1352,7 @@ return function(tf)
   -- }====
 
 
-  -- tf.keras.datasets (mnist.load_data) lives with the data code
-  local ok, ds_mod = pcall(require, "tf.keras.datasets")
-  if ok and type(ds_mod) == "function" then ds_mod(tf) end
+  -- tf.keras.datasets (mnist.load_data, lua/tf/keras/datasets.lua) is
+  -- installed with tf.keras: loading tf.data does not load Keras.
   return data
 end

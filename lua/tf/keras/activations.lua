@@ -99,10 +99,10 @@ return function(tf)
     if type(identifier) == "string" then
       local f = rawget(A, identifier)
       if f and identifier ~= "get" and identifier ~= "serialize" then return f end
-      tf.keras._raise("ValueError", ("Unknown activation function: '%s' (known: %s)"):format(identifier,
+      tf.core.internal.keras.raise("ValueError", ("Unknown activation function: '%s' (known: %s)"):format(identifier,
         table.concat(NAMES, ", ")), 2)
     end
-    tf.keras._raise("TypeError", ("Could not interpret activation function identifier: %s"):format(
+    tf.core.internal.keras.raise("TypeError", ("Could not interpret activation function identifier: %s"):format(
       tostring(identifier)), 2)
   end
 

@@ -4,12 +4,16 @@
 return function(tf)
   tf.keras = tf.keras or {}
   local raise = tf.errors.raise
+  -- Keras's own helpers, shared by its files and out of the public
+  -- namespace: tf.core.internal.keras (raise, is_layer, snake_case,
+  -- layer_props, shape_text)
+  tf.core.internal.keras = tf.core.internal.keras or {}
 
   --- Raise an error object blamed on the user's line: the first caller
   -- outside tf/keras/ (layer and model code calls itself several frames
   -- deep: constructors, build, call, Sequential). The level argument the
   -- other raise helpers take is accepted and ignored.
-  function tf.keras._raise(kind, message)
+  function tf.core.internal.keras.raise(kind, message)
     local d = 2
     while true do
       local info = debug.getinfo(d, "S")

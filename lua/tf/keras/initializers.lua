@@ -7,7 +7,7 @@ return function(tf)
   local keras = tf.keras
   local I = {}
   keras.initializers = I
-  local raise = tf.keras._raise
+  local raise = tf.core.internal.keras.raise
 
   local Init = {}
   Init.__index = Init

@@ -10,7 +10,7 @@
 -- (add_weight, then assigned ones) and then its sublayers', each once.
 return function(tf)
   local keras = tf.keras
-  local raise = tf.keras._raise
+  local raise = tf.core.internal.keras.raise
   local is_variable = tf.is_variable
   local sfmt = string.format
 
@@ -24,14 +24,14 @@ return function(tf)
   local function is_layer(x)
     return type(x) == "table" and rawget(x, "_keras_layer") == true
   end
-  keras._is_layer = is_layer
+  tf.core.internal.keras.is_layer = is_layer
 
   -- {==== names: TensorFlow's to_snake_case and per-state unique names
   local function snake(name)
     local s = name:gsub("(.)(%u[%l%d]+)", "%1_%2"):gsub("(%l)(%u)", "%1_%2")
     return s:lower()
   end
-  keras._snake_case = snake
+  tf.core.internal.keras.snake_case = snake
   local uids = {}
   local function unique_name(base)
     local n = uids[base]
@@ -187,7 +187,8 @@ return function(tf)
                             {name = self.name .. "/" .. name, trainable = trainable, dtype = dtype})
     local w = self._weights
     w[#w + 1] = {name = name, var = var}
-    if tf.train and tf.train._restore_on_create then tf.train._restore_on_create(self, name, var) end
+    -- a restore can be pending only once tf.train (lazily loaded) is
+    if rawget(tf, "train") and tf.train._restore_on_create then tf.train._restore_on_create(self, name, var) end
     return var
   end
   Layer.add_variable = Layer.add_weight
@@ -543,6 +544,6 @@ return function(tf)
   keras.layers = keras.layers or {}
   keras.layers.Layer = Base
   keras.Layer = Base
-  keras._layer_props = PROPS
-  keras._shape_text = shape_text
+  tf.core.internal.keras.layer_props = PROPS
+  tf.core.internal.keras.shape_text = shape_text
 end

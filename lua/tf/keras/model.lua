@@ -3,10 +3,10 @@
 return function(tf)
   local keras = tf.keras
   local Layer = keras.layers.Layer
-  local raise = tf.keras._raise
+  local raise = tf.core.internal.keras.raise
   local sfmt = string.format
-  local is_layer = keras._is_layer
-  local PROPS = keras._layer_props
+  local is_layer = tf.core.internal.keras.is_layer
+  local PROPS = tf.core.internal.keras.layer_props
 
   local Model = Layer:extend("Model")
   keras.Model = Model
@@ -124,6 +124,16 @@ return function(tf)
     local pf = opts.print_fn or print
     for line in (text .. "\n"):gmatch("(.-)\n") do pf(line) end
   end
+
+  --- model:save_weights(path) / model:load_weights(path): the model's
+  -- variables in a checkpoint file (lua/tf/train/checkpoint.lua, docs/checkpoints.md).
+  -- Indexing tf.train loads that module (lua/tf/init.lua) on first use.
+  local function checkpoint()
+    local _ = tf.train
+    return tf.core.internal.checkpoint
+  end
+  function Model.save_weights(self, path) return checkpoint().save_weights(self, path) end
+  function Model.load_weights(self, path) return checkpoint().load_weights(self, path) end
 
   --- tostring(model): the summary once built; before, a tree of its layers
   -- as torch/nn's Sequential prints.

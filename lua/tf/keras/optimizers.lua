@@ -104,7 +104,8 @@ return function(tf)
     s = tf.Variable(zero, {name = var._name .. "/" .. name, trainable = false})
     slots[name] = s
     self._slot_order[#self._slot_order + 1] = {var, name, s}
-    if tf.train and tf.train._restore_on_create then
+    -- a restore can be pending only once tf.train (lazily loaded) is
+    if rawget(tf, "train") and tf.train._restore_on_create then
       tf.train._restore_on_create(self, {for_var = var, slot = name}, s)
     end
     return s

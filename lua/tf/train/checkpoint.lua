@@ -24,9 +24,12 @@ return function(tf)
     end
     return json.decode
   end
-  local train = tf.train
+  local train = {}          -- tf.train: this module's namespace (loaded lazily, lua/tf/init.lua)
+  tf.train = train
+  local private = {}        -- tf.core.internal.checkpoint: for Keras and the specs
+  tf.core.internal.checkpoint = private
   local Variable = tf.Variable.mt
-  local by_enum = tf.dtypes._by_enum
+  local by_enum = tf.core.internal.dtype_by_enum
 
   local FORMAT = "luatf-checkpoint-2"
   local FORMAT_V1 = "luatf-checkpoint-1"   -- before the checksum covered the header (refused; upgrade_checkpoint reads it)
@@ -968,29 +971,20 @@ return function(tf)
   end
   -- }====
 
-  -- {==== Keras: model:save_weights / load_weights
-  local function install_keras()
-    local keras = rawget(tf, "keras")
-    local Model = keras and rawget(keras, "Model")
-    if type(Model) ~= "table" or rawget(Model, "save_weights") then return end
-    rawset(Model, "save_weights", function(model, path) return train._save_weights(model, path) end)
-    rawset(Model, "load_weights", function(model, path) return train._load_weights(model, path) end)
-  end
+  -- {==== Keras: model:save_weights / load_weights (lua/tf/keras/model.lua calls these)
   --- The weights of `obj` (a model, or any object) keyed from it as the
   -- root: "layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE".
-  function train._save_weights(obj, path)
+  function private.save_weights(obj, path)
     if type(path) ~= "string" then raise("TypeError", "save_weights: the path must be a string", 3) end
     local g = walk(children(obj))
     write_file(path, g.vars, g.aliases)
     return path
   end
-  function train._load_weights(obj, path)
+  function private.load_weights(obj, path)
     if type(path) ~= "string" then raise("TypeError", "load_weights: the path must be a string", 3) end
     return restore(children(obj), path)
   end
-  install_keras()
-  train._install_keras = install_keras
-  -- internal, for tests and tools
-  train._walk = walk
+  -- for tests and tools
+  private.walk = walk
   -- }====
 end

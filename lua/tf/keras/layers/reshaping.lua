@@ -3,7 +3,7 @@ return function(tf)
   local keras = tf.keras
   local L = keras.layers
   local Layer = L.Layer
-  local raise = tf.keras._raise
+  local raise = tf.core.internal.keras.raise
   local sfmt = string.format
 
   local Flatten = Layer:extend("Flatten")

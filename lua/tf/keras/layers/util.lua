@@ -1,7 +1,7 @@
 --- Argument checks shared by the layer files (errors name the layer class
 -- and the argument, blamed on the user's constructor call).
 return function(tf)
-  local raise = tf.keras._raise
+  local raise = tf.core.internal.keras.raise
   local sfmt = string.format
   local M = {}
 
