@@ -50,10 +50,11 @@ grep -E "^-- LTF_CUDA" "$BUILD_DIR/setup-configure.log" | sed 's/^-- /setup:   /
 # instead of silence; the whole output goes to $BUILD_DIR/setup-<name>.log
 # and a line every 30 s while one compile runs long (nvcc)
 build() {
-  local name=$1; shift
+  local name=$1 what=$2; shift 2
   local log="$BUILD_DIR/setup-$name.log" t0 ok=1 beat
   t0=$(date +%s)
-  ( while sleep 30 </dev/null >/dev/null 2>&1; do echo "setup:   ... still building ($(( $(date +%s) - t0 ))s: $(tail -n 1 "$log" 2>/dev/null | cut -c1-100))"; done ) &
+  ( while sleep 30 </dev/null >/dev/null 2>&1; do
+      echo "setup:   ... still building $what ($(( $(date +%s) - t0 ))s)"; done ) &
   beat=$!
   cmake --build "$BUILD_DIR" -j"$(nproc)" "$@" 2>&1 | tee "$log" |
     { grep --line-buffered -E "Built target" || true; } | sed -u 's/^/setup:   /' || ok=0
@@ -67,13 +68,13 @@ build() {
 }
 
 step "building the CPU engine and the Lua module ($BUILD_DIR/tf/core.so)"
-build core --target tf_core
+build core "the CPU engine and the Lua module" --target tf_core
 if grep -q "^LTF_CUDA_BUILT:INTERNAL=ON" "$BUILD_DIR/CMakeCache.txt"; then
   step "building the CUDA module ($BUILD_DIR/libltf_cuda.so: nvcc compiles every kernel, this takes minutes)"
-  build cuda --target ltf_runtime
+  build cuda "the CUDA module" --target ltf_runtime
 fi
 if [ "$mode" = all ]; then
   step "building the rest: tests, the simulated GPU (the CUDA kernels compiled for the host: minutes), libraries for C hosts"
-  build all
+  build all "the rest"
 fi
 step "built $BUILD_DIR/tf/core.so"
