@@ -9,20 +9,34 @@
 #include <time.h>
 #include "ltfL.h"
 
-static const char *const kinds[] = {
-    "OK", "InvalidArgumentError", "TypeError", "ValueError", "NotFoundError", "OutOfRangeError",
-    "ResourceExhaustedError", "FailedPreconditionError", "UnimplementedError", "DataLossError",
-    "InternalError", "RuntimeError", "UnknownError"
+/* The kind of each status: the codes are TensorFlow's numbers (ltf.h), not
+** an index, so the table pairs them. */
+static const struct { ltf_status st; const char *kind; } kinds[] = {
+    {LTF_OK, "OK"},
+    {LTF_ERR_UNKNOWN, "UnknownError"},
+    {LTF_ERR_INVALID_ARGUMENT, "InvalidArgumentError"},
+    {LTF_ERR_NOT_FOUND, "NotFoundError"},
+    {LTF_ERR_RESOURCE_EXHAUSTED, "ResourceExhaustedError"},
+    {LTF_ERR_FAILED_PRECONDITION, "FailedPreconditionError"},
+    {LTF_ERR_OUT_OF_RANGE, "OutOfRangeError"},
+    {LTF_ERR_UNIMPLEMENTED, "UnimplementedError"},
+    {LTF_ERR_INTERNAL, "InternalError"},
+    {LTF_ERR_DATA_LOSS, "DataLossError"},
+    {LTF_ERR_TYPE, "TypeError"},
+    {LTF_ERR_VALUE, "ValueError"},
+    {LTF_ERR_RUNTIME, "RuntimeError"},
 };
 
 ltf_status ltfL_status_of_kind(const char *kind) {
     for (unsigned i = 1; kind && i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(kinds[i], kind) == 0) return (ltf_status)i;
+        if (strcmp(kinds[i].kind, kind) == 0) return kinds[i].st;
     return LTF_ERR_INTERNAL;
 }
 
 const char *ltfL_kind(ltf_status st) {
-    return (unsigned)st < sizeof kinds / sizeof kinds[0] ? kinds[st] : "InternalError";
+    for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].st == st) return kinds[i].kind;
+    return "InternalError";
 }
 
 /* {==== Errors */

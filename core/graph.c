@@ -13,6 +13,7 @@
 #include "device.h"
 #include "storage.h"
 #include "functions.h"
+#include "shape.h"
 
 typedef struct name_count {
     char name[40];
@@ -579,15 +580,24 @@ ltf_status ltf_graph_run(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, 
     for (int i = 0; i < ninputs; i++) {
         const ltf_type *ty = &g->nodes[g->inputs[i]].out[0];
         const ltf_tensor *x = inputs[i];
+        const char *name = g->nodes[g->inputs[i]].name;
         /* while another graph is traced the call is inlined into it, and its
         ** inputs may be symbolic (partial types: unknowns are compatible) */
-        int ok = x && (x->storage || ctx->graph) && x->dtype == ty->dtype &&
-                 (ty->rank < 0 || x->rank < 0 || ty->rank == x->rank);
+        if (!x || !(x->storage || ctx->graph))
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: input %d ('%s') is %s", g->name, i + 1, name,
+                            x ? "a symbolic tensor of another graph" : "NULL");
+        if (x->dtype != ty->dtype)
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: input %d ('%s') was expected to be a %s tensor but is "
+                            "a %s tensor", g->name, i + 1, name, ltf_dtype_name(ty->dtype), ltf_dtype_name(x->dtype));
+        int ok = ty->rank < 0 || x->rank < 0 || ty->rank == x->rank;
         for (int d = 0; ok && ty->rank >= 0 && x->rank >= 0 && d < ty->rank; d++)
             ok = ty->dims[d] < 0 || x->dims[d] < 0 || ty->dims[d] == x->dims[d];
-        if (!ok)
-            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: input %d ('%s') does not fit its placeholder type",
-                            g->name, i + 1, g->nodes[g->inputs[i]].name);
+        if (!ok) {
+            char want[LTF_SHAPE_BUF], got[LTF_SHAPE_BUF];
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: input %d ('%s') was expected to have shape %s but has "
+                            "shape %s", g->name, i + 1, name, ltf_shape_str(ty->rank, ty->dims, want, sizeof want),
+                            ltf_shape_str(x->rank, x->dims, got, sizeof got));
+        }
     }
     ltf_status st = ltf_plan_run(ctx, g, inputs, outputs);
     if (st == LTF_OK) *noutputs = g->noutputs;

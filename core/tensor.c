@@ -173,13 +173,20 @@ ltf_tensor *ltf_tensor_from_data(ltf_ctx *ctx, ltf_dtype dt, int rank, const int
     return t;
 }
 
+static const char *dtname(ltf_dtype dt) { return ltf_dtype_name(dt) ? ltf_dtype_name(dt) : "?"; }
+
 ltf_tensor *ltf_tensor_wrap(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t *dims,
                             void *data, void (*deleter)(void *, void *), void *ud) {
     int64_t n;
     if (check_shape(ctx, rank, dims, &n) != LTF_OK) return NULL;
     if (dt == LTF_DTYPE_STRING || dt == LTF_DTYPE_RESOURCE || ltf_dtype_size(dt) == 0) {
-        ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "tensor_wrap: dtype %s cannot wrap a host buffer",
-                 ltf_dtype_name(dt) ? ltf_dtype_name(dt) : "?");
+        ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "tensor_wrap: dtype %s cannot wrap a host buffer", dtname(dt));
+        return NULL;
+    }
+    /* ops read the elements through typed pointers: as ltf_tensor_wrap_strided */
+    if ((uintptr_t)data % ltf_dtype_size(dt) != 0) {
+        ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "tensor_wrap: data %p is not aligned to %zu bytes (%s); "
+                 "ltf_tensor_wrap_strided with LTF_WRAP_COPY copies it", data, ltf_dtype_size(dt), dtname(dt));
         return NULL;
     }
     ltf_tensor *t = malloc(sizeof *t);
@@ -272,7 +279,6 @@ ltf_device_type ltf_tensor_device(const ltf_tensor *t) {
 void *ltf_tensor_data(const ltf_tensor *t) { return t->storage ? LTF_DATA(t) : NULL; }
 
 /* {==== Host access: wrapping layouts, reading back, sharing */
-static const char *dtname(ltf_dtype dt) { return ltf_dtype_name(dt) ? ltf_dtype_name(dt) : "?"; }
 
 static void ints_str(int n, const int64_t *v, char *buf, size_t cap) {
     size_t k = (size_t)snprintf(buf, cap, "(");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installation checks (issue 10): `cmake --install` into a fresh prefix, then
 # an out-of-tree host (install/hello) built against the installed files with
-# pkg-config and with find_package(luatf CONFIG), run from another directory
+# pkg-config, with find_package(luatf CONFIG) (shared and static targets) and
+# with the link lines of examples/embed/README.md, run from another directory
 # with no LUA_PATH (the Lua files are found where they were installed); then
 # `luarocks make` of the rockspec into a tree, offline, and a smoke test of
 # the installed rock from another directory. Needs a built build/ (or
@@ -29,10 +30,25 @@ cc "$root/install/hello/hello.c" -o "$tmp/hello-static" $(pkg-config --cflags lu
    "$prefix/lib/libltf_lua.a" "$prefix/lib/libltf.a" $(pkg-config --static --libs-only-l --libs-only-other luatf | sed 's/-lltf_lua -lltf//')
 # (a static host has no library file to find the Lua files next to: it says where they are)
 (cd "$tmp" && LUA_PATH_5_4="$prefix/share/lua/5.4/?.lua;$prefix/share/lua/5.4/?/init.lua;;" ./hello-static)
-# CMake package
-cmake -S "$root/install/hello" -B "$tmp/hello-cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$tmp/hello-cmake" >/dev/null
+# CMake package: luatf::ltf_lua and luatf::ltf_lua_static, with nothing but
+# the target named (they carry Lua and the engine's libraries)
+cmake -S "$root/install/hello" -B "$tmp/hello-cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/hello-cmake.log" 2>&1 &&
+  cmake --build "$tmp/hello-cmake" >>"$tmp/hello-cmake.log" 2>&1 || { cat "$tmp/hello-cmake.log"; exit 1; }
 (cd "$tmp" && ./hello-cmake/hello)
+(cd "$tmp" && LUA_PATH_5_4="$prefix/share/lua/5.4/?.lua;$prefix/share/lua/5.4/?/init.lua;;" ./hello-cmake/hello_static)
+# the link lines of examples/embed/README.md, as printed there (host.c: hello.c)
+awk '/^```sh$/{on=1; n++; next} /^```$/{on=0} on{print > (dir "/readme-" n ".sh")}' dir="$tmp" \
+  "$root/examples/embed/README.md"
+nlines=0
+for f in "$tmp"/readme-*.sh; do
+  [ -e "$f" ] || break
+  d=${f%.sh}; mkdir -p "$d"; cp "$root/install/hello/hello.c" "$d/host.c"
+  (cd "$d" && PREFIX="$prefix" bash -e "$f") || { echo "install-check: examples/embed/README.md's link line failed:"; cat "$f"; exit 1; }
+  (cd "$tmp" && LD_LIBRARY_PATH=$prefix/lib \
+     LUA_PATH_5_4="$prefix/share/lua/5.4/?.lua;$prefix/share/lua/5.4/?/init.lua;;" "$d/a.out")
+  nlines=$((nlines + 1))
+done
+[ "$nlines" -eq 2 ] || { echo "install-check: expected 2 link lines in examples/embed/README.md, found $nlines"; exit 1; }
 
 if [ "${1:-}" != "--no-rock" ]; then
   tree=$tmp/rocks

@@ -46,21 +46,25 @@ extern "C" {
 #define LTF_MAX_THREADS   64   /* threads one context may use (ltf_ctx_set_num_threads) */
 /* }==== */
 
-/* {==== Status codes: TensorFlow's error codes */
+/* {==== Status codes: TensorFlow's error codes (the numbers of
+** tensorflow/core/protobuf/error_codes.proto, so a host can pass them on as
+** TF_Code / absl::StatusCode); TypeError, ValueError and RuntimeError are
+** Python exceptions in TensorFlow, not status codes: they take numbers of
+** their own, from 100, outside TensorFlow's range. */
 typedef enum ltf_status {
     LTF_OK = 0,
-    LTF_ERR_INVALID_ARGUMENT,    /* InvalidArgumentError */
-    LTF_ERR_TYPE,                /* TypeError (dtype mismatch, wrong kind of value) */
-    LTF_ERR_VALUE,               /* ValueError */
-    LTF_ERR_NOT_FOUND,           /* NotFoundError */
-    LTF_ERR_OUT_OF_RANGE,        /* OutOfRangeError */
-    LTF_ERR_RESOURCE_EXHAUSTED,  /* ResourceExhaustedError (out of memory) */
-    LTF_ERR_FAILED_PRECONDITION, /* FailedPreconditionError */
-    LTF_ERR_UNIMPLEMENTED,       /* UnimplementedError */
-    LTF_ERR_DATA_LOSS,           /* DataLossError */
-    LTF_ERR_INTERNAL,            /* InternalError */
-    LTF_ERR_RUNTIME,             /* RuntimeError (misuse of a stateful object, as Python's) */
-    LTF_ERR_UNKNOWN              /* UnknownError (a host script failed with a plain Lua error) */
+    LTF_ERR_UNKNOWN = 2,              /* UnknownError (a host script failed with a plain Lua error) */
+    LTF_ERR_INVALID_ARGUMENT = 3,     /* InvalidArgumentError */
+    LTF_ERR_NOT_FOUND = 5,            /* NotFoundError */
+    LTF_ERR_RESOURCE_EXHAUSTED = 8,   /* ResourceExhaustedError (out of memory) */
+    LTF_ERR_FAILED_PRECONDITION = 9,  /* FailedPreconditionError */
+    LTF_ERR_OUT_OF_RANGE = 11,        /* OutOfRangeError */
+    LTF_ERR_UNIMPLEMENTED = 12,       /* UnimplementedError */
+    LTF_ERR_INTERNAL = 13,            /* InternalError */
+    LTF_ERR_DATA_LOSS = 15,           /* DataLossError */
+    LTF_ERR_TYPE = 100,               /* TypeError (dtype mismatch, wrong kind of value) */
+    LTF_ERR_VALUE = 101,              /* ValueError */
+    LTF_ERR_RUNTIME = 102             /* RuntimeError (misuse of a stateful object, as Python's) */
 } ltf_status;
 
 /* Version of the linked library, "MAJOR.MINOR.PATCH" (static string). */
@@ -210,7 +214,11 @@ LTF_API ltf_tensor *ltf_tensor_from_data(ltf_ctx *ctx, ltf_dtype dt, int rank,
 /* New tensor over a host buffer, zero-copy: 'deleter(data, ud)' runs exactly
 ** once, when the last reference (views included) goes, on the thread that
 ** drops it (may be NULL when the host keeps the buffer alive). 'data' must
-** be aligned to the element size. On failure the deleter does not run. */
+** be aligned to the element size (4 bytes for float32, 8 for float64 and
+** int64, ...): a misaligned buffer fails with LTF_ERR_INVALID_ARGUMENT,
+** naming the alignment required, as ltf_tensor_wrap_strided does
+** (ltf_tensor_wrap_strided with LTF_WRAP_COPY copies such a buffer). On
+** failure the deleter does not run. */
 LTF_API ltf_tensor *ltf_tensor_wrap(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t *dims,
                                     void *data, void (*deleter)(void *data, void *ud), void *ud);
 /* Flags of ltf_tensor_wrap_strided */

@@ -169,6 +169,29 @@ static void on_release(void *data, void *ud) {
     r->data = data;
 }
 
+/* ltf_status holds TensorFlow's codes (tensorflow/core/protobuf/error_codes.proto),
+** and the Python exceptions luatf adds have numbers outside that range. */
+static void test_status_codes(void) {
+    CHECK(LTF_OK == 0);
+    CHECK(LTF_ERR_UNKNOWN == 2);
+    CHECK(LTF_ERR_INVALID_ARGUMENT == 3);
+    CHECK(LTF_ERR_NOT_FOUND == 5);
+    CHECK(LTF_ERR_RESOURCE_EXHAUSTED == 8);
+    CHECK(LTF_ERR_FAILED_PRECONDITION == 9);
+    CHECK(LTF_ERR_OUT_OF_RANGE == 11);
+    CHECK(LTF_ERR_UNIMPLEMENTED == 12);
+    CHECK(LTF_ERR_INTERNAL == 13);
+    CHECK(LTF_ERR_DATA_LOSS == 15);
+    CHECK(LTF_ERR_TYPE >= 100 && LTF_ERR_VALUE >= 100 && LTF_ERR_RUNTIME >= 100);
+    CHECK(LTF_ERR_TYPE != LTF_ERR_VALUE && LTF_ERR_VALUE != LTF_ERR_RUNTIME && LTF_ERR_TYPE != LTF_ERR_RUNTIME);
+    /* a call's failure is reported with its code: a bad argument is 3 */
+    ltf_ctx *ctx = ltf_ctx_new();
+    static float buf[2];
+    int64_t bad[1] = {-2};
+    CHECK(ltf_tensor_wrap(ctx, LTF_DTYPE_FLOAT32, 1, bad, buf, NULL, NULL) == NULL && (int)ltf_ctx_status(ctx) == 3);
+    ltf_ctx_release(ctx);
+}
+
 static void test_wrap(void) {
     ltf_ctx *ctx = ltf_ctx_new();
     static float buf[6] = {1, 2, 3, 4, 5, 6};
@@ -221,6 +244,20 @@ static void test_wrap(void) {
     static float fb[5] = {1, 2, 3, 4, 5};
     void *odd = (char *)fb + 2;
     int64_t one[1] = {2};
+    released r3 = {0};
+    char want_msg[160];
+    snprintf(want_msg, sizeof want_msg, "tensor_wrap: data %p is not aligned to 4 bytes (float32); "
+             "ltf_tensor_wrap_strided with LTF_WRAP_COPY copies it", odd);
+    t = ltf_tensor_wrap(ctx, LTF_DTYPE_FLOAT32, 1, one, odd, on_release, &r3);   /* as the strided form */
+    CHECK(t == NULL && ltf_ctx_status(ctx) == LTF_ERR_INVALID_ARGUMENT);
+    CHECK_STR(ltf_ctx_error(ctx), want_msg);
+    CHECK(r3.calls == 0);                   /* refused: the buffer stays the host's */
+    static double db8[3] = {1, 2, 3};
+    t = ltf_tensor_wrap(ctx, LTF_DTYPE_FLOAT64, 1, one, (char *)db8 + 4, NULL, NULL);
+    CHECK(t == NULL && strstr(ltf_ctx_error(ctx), "is not aligned to 8 bytes (float64)") != NULL);
+    t = ltf_tensor_wrap(ctx, LTF_DTYPE_UINT8, 1, one, odd, NULL, NULL);   /* bytes need no alignment */
+    CHECK(t != NULL && ltf_tensor_data(t) == odd);
+    ltf_tensor_release(t);
     t = ltf_tensor_wrap_strided(ctx, LTF_DTYPE_FLOAT32, 1, one, NULL, odd, 16, NULL, NULL, 0);
     CHECK(t == NULL && strstr(ltf_ctx_error(ctx), "is not aligned to 4 bytes (float32)") != NULL);
     t = ltf_tensor_wrap_strided(ctx, LTF_DTYPE_FLOAT32, 1, one, NULL, odd, 16, NULL, NULL, LTF_WRAP_COPY);
@@ -337,6 +374,7 @@ static void test_share(void) {
 
 int main(void) {
     test_version();
+    test_status_codes();
     test_allocator();
     test_budget();
     test_wrap();

@@ -150,6 +150,14 @@ static void test_broadcast_int(void) {
     ltf_tensor *wrong = ltf_tensor_from_data(ctx, LTF_DTYPE_INT32, 2, db, bv);
     ltf_tensor *in2[2] = { wrong, in[1] };
     CHECK(ltf_graph_run(ctx, g, in2, 2, &out, 1, &n) == LTF_ERR_INVALID_ARGUMENT);
+    CHECK_STR(ltf_ctx_error(ctx), "bcast: input 1 ('a') was expected to have shape (4, 1) but has shape (1, 3)");
+    /* a wrong dtype: both dtypes named (TensorFlow's "expected to be a ... tensor but is a ... tensor") */
+    float fv[4] = { 1, 2, 3, 4 };
+    ltf_tensor *wrong_dt = ltf_tensor_from_data(ctx, LTF_DTYPE_FLOAT32, 2, da, fv);
+    ltf_tensor *in3[2] = { wrong_dt, in[1] };
+    CHECK(ltf_graph_run(ctx, g, in3, 2, &out, 1, &n) == LTF_ERR_INVALID_ARGUMENT && n == 0);
+    CHECK_STR(ltf_ctx_error(ctx), "bcast: input 1 ('a') was expected to be a int32 tensor but is a float32 tensor");
+    ltf_tensor_release(wrong_dt);
     ltf_tensor *t[] = { in[0], in[1], wrong, a, b, m, f, y, z };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) ltf_tensor_release(t[i]);
     ltf_graph_release(g);

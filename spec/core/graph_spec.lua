@@ -97,9 +97,9 @@ describe("graph tracing (core API)", function()
 
   it("checks the inputs against the placeholders", function()
     local G = trace("f", {{"float32", {2}}}, function(x) return {x + 1} end)
-    assert.tf_error("InvalidArgumentError", "does not fit its placeholder type",
+    assert.tf_error("InvalidArgumentError", "was expected to have shape (2,) but has shape (3,)",
                     core.graph_run, G, tf.constant({1, 2, 3}, tf.float32))
-    assert.tf_error("InvalidArgumentError", "does not fit its placeholder type",
+    assert.tf_error("InvalidArgumentError", "was expected to be a float32 tensor but is a int32 tensor",
                     core.graph_run, G, tf.constant({1, 2}, tf.int32))
     assert.tf_error("InvalidArgumentError", "expected 1 inputs, got 2",
                     core.graph_run, G, tf.constant({1, 2}, tf.float32), tf.constant({1, 2}, tf.float32))
