@@ -57,11 +57,13 @@ static int fail(lua_State *L, ltf_status st, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     lua_pushstring(L, ltfL_kind(st));
     lua_setfield(L, -2, "kind");
     lua_pushstring(L, buf);
     lua_setfield(L, -2, "message");
+    lua_pushinteger(L, st);
+    lua_setfield(L, -2, "host_status");   /* this API's own check: its status as given */
     return lua_error(L);
 }
 
@@ -78,9 +80,18 @@ static void read_error(lua_State *L, host_call *h, int rc) {
         lua_getfield(L, -2, "message");
         lua_getfield(L, -3, "where");
         const char *kind = lua_tostring(L, -3), *msg = lua_tostring(L, -2), *where = lua_tostring(L, -1);
+        lua_getfield(L, -4, "host_status");
+        int own = lua_isinteger(L, -1);
+        lua_pop(L, 1);
         if (kind && msg) {
-            h->st = strcmp(kind, "UnknownError") == 0 ? LTF_ERR_UNKNOWN : ltfL_status_of_kind(kind);
-            snprintf(h->msg, sizeof h->msg, "%s%s", where ? where : "", msg);
+            /* a script's TypeError or ValueError (no TensorFlow code) reaches
+            ** the host as INVALID_ARGUMENT, its kind heading the text, as
+            ** TensorFlow's py_func reports a Python function's; this API's
+            ** own checks keep their status */
+            int py = !own && (strcmp(kind, "TypeError") == 0 || strcmp(kind, "ValueError") == 0);
+            h->st = strcmp(kind, "UnknownError") == 0 ? LTF_ERR_UNKNOWN
+                  : py ? LTF_ERR_INVALID_ARGUMENT : ltfL_status_of_kind(kind);
+            snprintf(h->msg, sizeof h->msg, "%s%s%s%s", py ? kind : "", py ? ": " : "", where ? where : "", msg);
             lua_pop(L, 3);
             return;
         }

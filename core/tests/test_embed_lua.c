@@ -54,7 +54,10 @@ static const char script[] =
     "model.affine = tf.fn(function(x, w) return tf.matmul(x, w) + 1 end)\n"
     "model.cf = model.affine:get_concrete_function(tf.TensorSpec({tf.None, 3}, tf.float32),\n"
     "                                              tf.TensorSpec({3, 2}, tf.float32))\n"
-    "number = 3\n";
+    "number = 3\n"
+    "handle_var = tf.Variable(tf.ones({2}))\n"
+    "function with_handle() return model.affine(handle_var.handle, handle_var) end\n"
+    "function bad_value() tf.errors.raise('ValueError', 'bad value') end\n";
 
 static void test_host(void) {
     counting c = {0};
@@ -145,6 +148,12 @@ static void test_host(void) {
     CHECK(ltf_ctx_status(ctx) == LTF_ERR_INVALID_ARGUMENT);
     CHECK(ltf_lua_call_global(L, "boom", NULL, 0, out, 4, &n) == LTF_ERR_UNKNOWN);
     CHECK(strstr(ltf_lua_error(L), "boom") != NULL);
+    /* a script's TypeError / ValueError: INVALID_ARGUMENT, the kind heading the text */
+    CHECK(ltf_lua_call_global(L, "with_handle", NULL, 0, out, 4, &n) == LTF_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ltf_lua_error(L), "TypeError: ") == ltf_lua_error(L));
+    CHECK(strstr(ltf_lua_error(L), "argument 'x' is a variable handle (dtype resource)") != NULL);
+    CHECK(ltf_lua_call_global(L, "bad_value", NULL, 0, out, 4, &n) == LTF_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ltf_lua_error(L), "ValueError: ") == ltf_lua_error(L));
     CHECK(ltf_lua_call_global(L, "missing.fn", NULL, 0, out, 4, &n) == LTF_ERR_NOT_FOUND);
     CHECK_STR(ltf_lua_error(L), "'missing.fn' is not defined");
     CHECK(ltf_lua_call_global(L, "number", NULL, 0, out, 4, &n) == LTF_ERR_TYPE);
