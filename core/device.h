@@ -38,8 +38,6 @@ LTF_INTERNAL const ltf_backend *ltf_device_get(ltf_ctx *ctx, ltf_device_type typ
 static inline const ltf_backend *ltf_storage_backend(const ltf_storage *s) {
     return s->device == LTF_DEVICE_CPU ? s->ctx->backend[LTF_DEVICE_CPU] : s->ctx->devices[s->ordinal];
 }
-/* Close every device the context opened and unload the module (teardown). */
-LTF_INTERNAL void ltf_device_close_all(ltf_ctx *ctx);
 
 /* New tensor, uninitialized, on device 'type':'ordinal' ('what' names the op
 ** in an out-of-memory message). */

@@ -8,7 +8,8 @@
 */
 #include <stdlib.h>
 #include <string.h>
-#include "tape.h"
+#include "grad.h"
+#include "variable.h"
 #include "idmap.h"
 #include "op.h"
 #include "shape.h"
@@ -277,13 +278,6 @@ static void release_all(ltf_idmap *m) {
     ltf_idmap_free(m);
 }
 
-ltf_tensor *ltf_grad_ones_like(ltf_ctx *ctx, ltf_tensor *x) {
-    return ltf_op1(ctx, LTF_OP_ONES_LIKE, &x, 1, NULL);
-}
-
-ltf_tensor *ltf_grad_zeros_like(ltf_ctx *ctx, ltf_tensor *x) {
-    return ltf_op1(ctx, LTF_OP_ZEROS_LIKE, &x, 1, NULL);
-}
 
 ltf_status ltf_tape_gradient(ltf_ctx *ctx, ltf_tape *t, ltf_tensor *const *targets, int ntargets,
                              ltf_tensor *const *ograds, ltf_tensor *const *sources, int nsources, int flags,
