@@ -1069,7 +1069,9 @@ static ltf_status graph_capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *i
     size_t bytes = graph_held_bytes(pg);
     size_t limit = ctx->graph_limit;
     if (st != LTF_OK || bytes > limit || !graph_make_room(ctx, bytes, limit, pg) ||
-        ltf_ctx_hook_add(ctx, LTF_CTX_EVENT_RECLAIM, graphs_reclaim, NULL) != LTF_OK) {   /* too large to keep: ran once */
+        ltf_ctx_hook_add(ctx, LTF_CTX_EVENT_RECLAIM, graphs_reclaim, NULL) != LTF_OK) {
+        /* too large to keep (or no hook slot left to drop it when device
+        ** memory runs short): it ran once */
         graph_clear(pg, p->nconsts);
         return st;
     }
