@@ -4,20 +4,21 @@
 ** counted (atomically: a shared storage may drop the last reference on any
 ** thread): every storage retains it, so a host may drop its own reference
 ** while tensors are still alive.
+** The context is the lowest layer: the state the layers above keep per
+** context (block caches, functions, devices, graph captures) is freed and
+** trimmed by the hooks its owners register (ltf_ctx_hook_add), never by a
+** call from here (docs/internals.md, "Layers").
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "ctx.h"
-#include "functions.h"
-#include "storage.h"
-#include "device.h"
-#include "graph.h"
+#include "device.h"   /* ltf_core_api_table only: see ltf_ctx_new_with_allocator */
 
-/* The default limit on the device memory graph captures hold:
+/* The default limit on the device memory graph captures hold (plan.c):
 ** $LTF_DEVICE_GRAPH_MEMORY (bytes, with an optional K, M or G suffix;
-** 0 turns graph replay off), else 1 GiB. */
+** 0 turns graph replay off), else 1 GiB; read as the context is made. */
 static size_t default_graph_limit(void) {
     const char *e = getenv("LTF_DEVICE_GRAPH_MEMORY");
     if (!e || !*e) return (size_t)1 << 30;
@@ -121,24 +122,15 @@ ltf_ctx *ltf_ctx_new_with_allocator(const ltf_allocator *a) {
     ctx->ndevices = -1;             /* looked up on first use (device.c) */
     ctx->scope_type = -1;
     ctx->graph_limit = default_graph_limit();
-    ctx->core_api = &ltf_core_api_table;   /* device modules (and their host builds) call the engine through it */
+    /* device modules, and their kernels built for the host (libltf_gpu_host.a,
+    ** whose tests run on a plain context), call the engine through it */
+    ctx->core_api = &ltf_core_api_table;
     ltf_pool_init(&ctx->pool, default_threads());
     ltf_ctx_set_seed(ctx, 0x9E3779B97F4A7C15ull);
     return ctx;
 }
 
 ltf_ctx *ltf_ctx_new(void) { return ltf_ctx_new_with_allocator(NULL); }
-
-void ltf_ctx_set_device_graph_limit(ltf_ctx *ctx, size_t bytes) {
-    ctx->graph_limit = bytes;
-    ltf_plan_graphs_trim(ctx, bytes);
-}
-
-void ltf_ctx_device_graph_info(const ltf_ctx *ctx, size_t *limit, size_t *bytes, int *count) {
-    if (limit) *limit = ctx->graph_limit;
-    if (bytes) *bytes = ctx->graph_bytes;
-    if (count) *count = ltf_plan_graphs_count(ctx);
-}
 
 void ltf_ctx_allocator(const ltf_ctx *ctx, ltf_allocator *out) {
     if (ctx->allocator.alloc) *out = ctx->allocator;
@@ -153,25 +145,35 @@ void ltf_ctx_set_collect_hook(ltf_ctx *ctx, ltf_collect_hook hook, void *ud) {
     ctx->collect_ud = ud;
 }
 
-void ltf_ctx_trim(ltf_ctx *ctx) { ltf_storage_cache_clear(ctx); }
-
-int ltf_ctx_collect(ltf_ctx *ctx) {
-    if (ctx->collecting) return 0;      /* an allocation made by the hook itself */
-    ctx->collecting = 1;
-    if (ctx->collect) ctx->collect(ctx, ctx->collect_ud);
-    ltf_storage_cache_clear(ctx);
-    ctx->collecting = 0;
-    return 1;
+/* {==== Hooks */
+ltf_status ltf_ctx_hook_add(ltf_ctx *ctx, ltf_ctx_event event, ltf_ctx_hook_fn fn, void *data) {
+    for (int i = 0; i < ctx->nhooks; i++)
+        if (ctx->hooks[i].fn == fn && ctx->hooks[i].data == data && ctx->hooks[i].event == (int)event) return LTF_OK;
+    if (ctx->nhooks == LTF_CTX_HOOKS)
+        return ltf_fail(ctx, LTF_ERR_INTERNAL, "context: all %d hook slots are taken", LTF_CTX_HOOKS);
+    ctx->hooks[ctx->nhooks].fn = fn;
+    ctx->hooks[ctx->nhooks].data = data;
+    ctx->hooks[ctx->nhooks].event = (int)event;
+    ctx->nhooks++;
+    return LTF_OK;
 }
+
+void ltf_ctx_hook_run(ltf_ctx *ctx, ltf_ctx_event event) {
+    for (int i = 0; i < ctx->nhooks; i++)
+        if (ctx->hooks[i].event == (int)event) ctx->hooks[i].fn(ctx, ctx->hooks[i].data);
+}
+/* }==== */
 
 void ltf_ctx_retain(ltf_ctx *ctx) { __atomic_add_fetch(&ctx->refs, 1, __ATOMIC_RELAXED); }
 
 void ltf_ctx_release(ltf_ctx *ctx) {
     if (!ctx || __atomic_sub_fetch(&ctx->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
     ltf_pool_destroy(&ctx->pool);
-    ltf_storage_cache_clear(ctx);
-    ltf_fn_table_free(ctx);
-    ltf_device_close_all(ctx);
+    /* the owners' state, last registered first: each hook runs once (a hook
+    ** that registers another while running is not run) */
+    for (int i = ctx->nhooks - 1; i >= 0; i--)
+        if (ctx->hooks[i].event == LTF_CTX_EVENT_FREE) ctx->hooks[i].fn(ctx, ctx->hooks[i].data);
+    ctx->nhooks = 0;
     if (ctx->allocator.alloc) {
         ltf_allocator a = ctx->allocator;
         a.free(a.ud, ctx, sizeof *ctx);

@@ -31,6 +31,18 @@
 #define LTF_BIG_CACHE_BYTES ((size_t)64 << 20)  /* kept at least; more for larger tensors */
 
 #define LTF_MAX_DEVICES 8         /* device ordinals per type a context may open (/gpu:0../gpu:7) */
+#define LTF_CTX_HOOKS 8           /* hooks a context holds (ltf_ctx_hook_add): one per owner and event */
+
+/* Events the owners of per-context state hook into (ltf_ctx_hook_add):
+** the context is freed (the last reference went), or device memory ran
+** short (give back device memory kept for reuse, then the device's cache
+** is trimmed and the allocation retried). */
+typedef enum ltf_ctx_event {
+    LTF_CTX_EVENT_FREE = 0,
+    LTF_CTX_EVENT_RECLAIM,
+    LTF_CTX_EVENT_COUNT
+} ltf_ctx_event;
+typedef void (*ltf_ctx_hook_fn)(ltf_ctx *ctx, void *data);
 
 struct ltf_tape;    /* tape.c: gradient recording (autodiff) */
 struct ltf_core_api;  /* device.h: engine calls for the in-tree device modules */
@@ -114,6 +126,12 @@ struct ltf_ctx {
                            ltf_tensor **, int, int *);
     /* control flow: the finished graphs cond/while nodes run (functions.c) */
     struct ltf_fn_table *fns;
+    /* what the owners of per-context state (storage.c's block caches,
+    ** functions.c's table, device.c's modules, plan.c's graph captures) run
+    ** at an event, in registration order (FREE: in reverse), so this layer
+    ** calls none of them by name (ltf_ctx_hook_add) */
+    struct { ltf_ctx_hook_fn fn; void *data; int event; } hooks[LTF_CTX_HOOKS];
+    int nhooks;
 };
 
 /* Whether the gradient function being run must produce input 'i''s gradient. */
@@ -139,9 +157,18 @@ LTF_INTERNAL uint64_t ltf_rng_splitmix(uint64_t *x);
 ** 2^20 ids from one atomic counter, so tensors shared between contexts
 ** never collide in a tape's or graph's id maps. */
 LTF_INTERNAL int64_t ltf_ctx_next_id(ltf_ctx *ctx);
-/* Run the emergency collection (the collect hook, then the block caches
-** are returned); 0 when there was nothing to run. */
-LTF_INTERNAL int ltf_ctx_collect(ltf_ctx *ctx);
+/* {==== Hooks: how the layers above the context free and trim their
+** per-context state. An owner registers when it first creates that state
+** (the first host block, the function table, the device module, the first
+** graph capture); registering the same 'fn' and 'data' for an event again
+** does nothing, so an owner need not remember it did. Fails (INTERNAL)
+** only when the LTF_CTX_HOOKS slots are taken: a programming error.
+** LTF_CTX_EVENT_FREE hooks run in reverse registration order when the
+** last reference goes (after the thread pool stopped), each once. */
+LTF_INTERNAL ltf_status ltf_ctx_hook_add(ltf_ctx *ctx, ltf_ctx_event event, ltf_ctx_hook_fn fn, void *data);
+/* Run the hooks of 'event' (LTF_CTX_EVENT_RECLAIM: in registration order). */
+LTF_INTERNAL void ltf_ctx_hook_run(ltf_ctx *ctx, ltf_ctx_event event);
+/* }==== */
 
 /* {==== Reference counts: plain on objects one thread uses, atomic on
 ** shared ones (ltf_tensor_share, ltf_graph_share) and on contexts */

@@ -85,6 +85,25 @@ static void *load_module(const char *file) {
     return h;
 }
 
+/* Close every device the context opened and unload the module: the hook
+** find_devices registers when it loads one, run as the context is freed. */
+static void close_all(ltf_ctx *ctx, void *data) {
+    (void)data;
+    for (int i = 0; i < LTF_MAX_DEVICES; i++) {
+        ltf_backend *be = ctx->devices[i];
+        if (!be) continue;
+        if (be->close) be->close(be->bctx);
+        free(be);
+        ctx->devices[i] = NULL;
+    }
+    ctx->backend[LTF_DEVICE_CUDA] = NULL;
+    if (ctx->device_module) dlclose(ctx->device_module);
+    ctx->device_module = NULL;
+    ctx->device_open = NULL;
+    free(ctx->kernel_stats);
+    ctx->kernel_stats = NULL;
+}
+
 /* Look the devices up once per context: 'ctx->ndevices' >= 0 afterwards. */
 static void find_devices(ltf_ctx *ctx) {
     if (ctx->ndevices >= 0) return;
@@ -107,7 +126,9 @@ static void find_devices(ltf_ctx *ctx) {
     char err[256] = "";
     int n = sym ? ((ltf_device_module_open_fn)sym)(ctx, 0, NULL, err, sizeof err) : 0;
     uint64_t *stats = n > 0 ? calloc((size_t)(LTF_OP_COUNT + LTF_KERNEL_STATS_EXTRA_ROWS) * LTF_KERNEL_RAN_COUNT, sizeof *stats) : NULL;
-    if (!stats) {   /* no device (or no memory for the counts: no GPU either) */
+    if (!stats || ltf_ctx_hook_add(ctx, LTF_CTX_EVENT_FREE, close_all, NULL) != LTF_OK) {
+        /* no device (or no memory for the counts: no GPU either) */
+        free(stats);
         dlclose(h);
         return;
     }
@@ -150,21 +171,6 @@ const ltf_backend *ltf_device_get(ltf_ctx *ctx, ltf_device_type type, int ordina
     return be;
 }
 
-void ltf_device_close_all(ltf_ctx *ctx) {
-    for (int i = 0; i < LTF_MAX_DEVICES; i++) {
-        ltf_backend *be = ctx->devices[i];
-        if (!be) continue;
-        if (be->close) be->close(be->bctx);
-        free(be);
-        ctx->devices[i] = NULL;
-    }
-    ctx->backend[LTF_DEVICE_CUDA] = NULL;
-    if (ctx->device_module) dlclose(ctx->device_module);
-    ctx->device_module = NULL;
-    ctx->device_open = NULL;
-    free(ctx->kernel_stats);
-    ctx->kernel_stats = NULL;
-}
 /* }==== */
 
 /* {==== Scope, policy, memory */

@@ -7,6 +7,7 @@
 #define LTF_DEVICE_H
 
 #include "op.h"
+#include "storage.h"
 
 /* Engine calls an in-tree device module may make: the module is loaded
 ** with dlopen beside an engine that may itself sit in a module loaded
@@ -34,17 +35,7 @@ LTF_INTERNAL const char *ltf_device_str(ltf_device_type type, int ordinal, char 
 /* The backend of device 'type':'ordinal', opened on first use; NULL with a
 ** NOT_FOUND failure naming 'what' when absent. */
 LTF_INTERNAL const ltf_backend *ltf_device_get(ltf_ctx *ctx, ltf_device_type type, int ordinal, const char *what);
-/* The backend a storage's bytes belong to (opened already: it allocated them). */
-static inline const ltf_backend *ltf_storage_backend(const ltf_storage *s) {
-    return s->device == LTF_DEVICE_CPU ? s->ctx->backend[LTF_DEVICE_CPU] : s->ctx->devices[s->ordinal];
-}
-/* Close every device the context opened and unload the module (teardown). */
-LTF_INTERNAL void ltf_device_close_all(ltf_ctx *ctx);
 
-/* New tensor, uninitialized, on device 'type':'ordinal' ('what' names the op
-** in an out-of-memory message). */
-LTF_INTERNAL ltf_tensor *ltf_tensor_empty_on(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t *dims,
-                                             ltf_device_type type, int ordinal, const char *what);
 /* Copy 'n' bytes from the start of 't''s elements into host memory 'dst'
 ** (a device tensor: after its queued work). For predicates and sizes that
 ** host code must read. */

@@ -15,15 +15,29 @@ struct ltf_fn_table {
     int n, cap;
 };
 
+/* The table itself, with the context (its entries are gone by then: each
+** graph holds the context); registered when the table is made. */
+static void table_free(ltf_ctx *ctx, void *data) {
+    (void)data;
+    struct ltf_fn_table *t = ctx->fns;
+    if (!t) return;
+    free(t->v);
+    free(t);
+    ctx->fns = NULL;
+}
+
 int ltf_fn_add(ltf_ctx *ctx, ltf_graph *g) {
     if (!g || !g->finished || !g->plan) {
         ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "function: the graph is not finished");
         return 0;
     }
     struct ltf_fn_table *t = ctx->fns;
-    if (!t && !(t = ctx->fns = calloc(1, sizeof *t))) {
-        ltf_fail_oom(ctx, "function table", sizeof *t);
-        return 0;
+    if (!t) {
+        if (ltf_ctx_hook_add(ctx, LTF_CTX_EVENT_FREE, table_free, NULL) != LTF_OK) return 0;
+        if (!(t = ctx->fns = calloc(1, sizeof *t))) {
+            ltf_fail_oom(ctx, "function table", sizeof *t);
+            return 0;
+        }
     }
     int slot = -1;
     for (int i = 0; i < t->n && slot < 0; i++)
@@ -73,14 +87,6 @@ void ltf_fn_unuse(ltf_ctx *ctx, int64_t id) {
     ltf_graph *g = e->g;
     e->g = NULL;
     ltf_graph_release(g);         /* may release other functions in turn (its nodes) */
-}
-
-void ltf_fn_table_free(ltf_ctx *ctx) {
-    struct ltf_fn_table *t = ctx->fns;
-    if (!t) return;
-    free(t->v);
-    free(t);
-    ctx->fns = NULL;
 }
 
 int ltf_fn_ids(ltf_op_id op, const ltf_attrs *a, int64_t *ids) {

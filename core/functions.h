@@ -21,8 +21,6 @@ LTF_INTERNAL int ltf_fn_add(ltf_ctx *ctx, ltf_graph *g);
 LTF_INTERNAL ltf_graph *ltf_fn_get(ltf_ctx *ctx, int64_t id, const char *op);
 LTF_INTERNAL void ltf_fn_use(ltf_ctx *ctx, int64_t id);
 LTF_INTERNAL void ltf_fn_unuse(ltf_ctx *ctx, int64_t id);
-/* Frees the table itself (its entries are gone by then: each graph holds the context). */
-LTF_INTERNAL void ltf_fn_table_free(ltf_ctx *ctx);
 
 /* The function ids an op's attributes name (control-flow ops): up to 2. */
 LTF_INTERNAL int ltf_fn_ids(ltf_op_id op, const ltf_attrs *a, int64_t *ids);

@@ -5,6 +5,14 @@
 #include <string.h>
 #include "grad.h"
 
+ltf_tensor *ltf_grad_ones_like(ltf_ctx *ctx, ltf_tensor *x) {
+    return ltf_op1(ctx, LTF_OP_ONES_LIKE, &x, 1, NULL);
+}
+
+ltf_tensor *ltf_grad_zeros_like(ltf_ctx *ctx, ltf_tensor *x) {
+    return ltf_op1(ctx, LTF_OP_ZEROS_LIKE, &x, 1, NULL);
+}
+
 ltf_tensor *ltf_g_op1(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *a, const ltf_attrs *at) {
     if (!a) return NULL;
     return ltf_op1(ctx, op, &a, 1, at);

@@ -9,7 +9,9 @@
 #define LTF_GRAD_H
 
 #include "op.h"
-#include "tape.h"
+/* Ones/zeros shaped like 'x' (ops, so they work in graphs too). */
+LTF_INTERNAL ltf_tensor *ltf_grad_ones_like(ltf_ctx *ctx, ltf_tensor *x);
+LTF_INTERNAL ltf_tensor *ltf_grad_zeros_like(ltf_ctx *ctx, ltf_tensor *x);
 
 LTF_INTERNAL ltf_tensor *ltf_g_op1(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *a, const ltf_attrs *at);
 LTF_INTERNAL ltf_tensor *ltf_g_op2(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *a, ltf_tensor *b, const ltf_attrs *at);

@@ -83,11 +83,6 @@ LTF_INTERNAL ltf_status ltf_plan_run(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *con
 typedef struct ltf_loop_cache ltf_loop_cache;
 LTF_INTERNAL ltf_loop_cache *ltf_plan_loop_cache(ltf_ctx *ctx, ltf_graph *g, int nvary);
 LTF_INTERNAL void ltf_plan_loop_cache_free(ltf_loop_cache *c);
-/* Drop graph captures of device plans in 'ctx', least recently replayed
-** first and never one being captured or replayed, until they hold at most
-** 'bytes' (0: all of them, before RESOURCE_EXHAUSTED); their count. */
-LTF_INTERNAL void ltf_plan_graphs_trim(ltf_ctx *ctx, size_t bytes);
-LTF_INTERNAL int ltf_plan_graphs_count(const ltf_ctx *ctx);
 LTF_INTERNAL ltf_status ltf_plan_run_cached(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs,
                                             ltf_tensor **outputs, ltf_loop_cache *cache);
 /* }==== */

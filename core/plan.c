@@ -23,7 +23,6 @@
 #include <string.h>
 #include "graph.h"
 #include "fused.h"
-#include "tape.h"
 #include "shape.h"
 #include "functions.h"
 #include "device.h"
@@ -985,12 +984,30 @@ static int graph_make_room(ltf_ctx *ctx, size_t need, size_t limit, const plan_g
     return 1;
 }
 
-void ltf_plan_graphs_trim(ltf_ctx *ctx, size_t bytes) { graph_make_room(ctx, 0, bytes, NULL); }
+/* Drop captures, least recently replayed first and never one being
+** captured or replayed, until they hold at most 'bytes'. */
+static void graphs_trim(ltf_ctx *ctx, size_t bytes) { graph_make_room(ctx, 0, bytes, NULL); }
 
-int ltf_plan_graphs_count(const ltf_ctx *ctx) {
-    int n = 0;
-    for (const plan_graph *q = ctx->graphs; q; q = q->next) n++;
-    return n;
+/* LTF_CTX_EVENT_RECLAIM (device memory ran short): drop every capture; the
+** hook the first capture registers. */
+static void graphs_reclaim(ltf_ctx *ctx, void *data) {
+    (void)data;
+    graphs_trim(ctx, 0);
+}
+
+void ltf_ctx_set_device_graph_limit(ltf_ctx *ctx, size_t bytes) {
+    ctx->graph_limit = bytes;
+    graphs_trim(ctx, bytes);
+}
+
+void ltf_ctx_device_graph_info(const ltf_ctx *ctx, size_t *limit, size_t *bytes, int *count) {
+    if (limit) *limit = ctx->graph_limit;
+    if (bytes) *bytes = ctx->graph_bytes;
+    if (count) {
+        int n = 0;
+        for (const plan_graph *q = ctx->graphs; q; q = q->next) n++;
+        *count = n;
+    }
 }
 
 /* Record the plan's launches on its device and run them once (the
@@ -1050,7 +1067,11 @@ static ltf_status graph_capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *i
     st = graph_outputs(ctx, pg, outputs);
     pg->busy = 0;
     size_t bytes = graph_held_bytes(pg);
-    if (st != LTF_OK || bytes > ctx->graph_limit || !graph_make_room(ctx, bytes, ctx->graph_limit, pg)) {   /* too large to keep: ran once */
+    size_t limit = ctx->graph_limit;
+    if (st != LTF_OK || bytes > limit || !graph_make_room(ctx, bytes, limit, pg) ||
+        ltf_ctx_hook_add(ctx, LTF_CTX_EVENT_RECLAIM, graphs_reclaim, NULL) != LTF_OK) {
+        /* too large to keep (or no hook slot left to drop it when device
+        ** memory runs short): it ran once */
         graph_clear(pg, p->nconsts);
         return st;
     }

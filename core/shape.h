@@ -5,7 +5,7 @@
 #ifndef LTF_SHAPE_H
 #define LTF_SHAPE_H
 
-#include "op.h"
+#include "ctx.h"
 
 /* Text of a shape as TensorFlow prints it: "(2, 3)", "(4,)", "()",
 ** "(None, 3)", "<unknown>". Returns 'buf'. */

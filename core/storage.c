@@ -7,7 +7,6 @@
 #include <string.h>
 #include "storage.h"
 #include "device.h"
-#include "graph.h"
 
 #define ALIGN 64
 
@@ -119,14 +118,33 @@ void ltf_storage_cache_clear(ltf_ctx *ctx) {
     ctx->nbig = 0;
     ctx->big_bytes = 0;
 }
+
+static void cache_free_hook(ltf_ctx *ctx, void *data) {
+    (void)data;
+    ltf_storage_cache_clear(ctx);
+}
+
+void ltf_ctx_trim(ltf_ctx *ctx) { ltf_storage_cache_clear(ctx); }
 /* }==== */
+
+/* The emergency collection: the host's collect hook (the Lua bindings run a
+** full GC: dead tensors give their blocks back), then the block caches are
+** returned; 0 when there was nothing to run (an allocation the hook made). */
+static int collect(ltf_ctx *ctx) {
+    if (ctx->collecting) return 0;
+    ctx->collecting = 1;
+    if (ctx->collect) ctx->collect(ctx, ctx->collect_ud);
+    ltf_storage_cache_clear(ctx);
+    ctx->collecting = 0;
+    return 1;
+}
 
 /* The memory budget (ltf_ctx_set_memory_limit): 'nbytes' more live bytes
 ** fit, after one emergency collection if needed. */
 static int within_budget(ltf_ctx *ctx, size_t nbytes) {
     size_t lim = ctx->memory_limit;
     if (!lim || (nbytes <= lim && ctx->live_bytes <= lim - nbytes)) return 1;
-    ltf_ctx_collect(ctx);
+    collect(ctx);
     return nbytes <= lim && ctx->live_bytes <= lim - nbytes;
 }
 
@@ -150,8 +168,19 @@ void *ltf_storage_alloc_block(ltf_ctx *ctx, size_t header, size_t nbytes, ltf_st
         if (block) total = size;
     }
     const ltf_backend *be = ctx->backend[LTF_DEVICE_CPU];
-    if (!block && total >= hdr && (block = be->alloc(be->bctx, total)) == NULL && ltf_ctx_collect(ctx))
-        block = be->alloc(be->bctx, total);   /* once more after the emergency collection */
+    if (!block && total >= hdr) {
+        if ((block = be->alloc(be->bctx, total)) == NULL && collect(ctx))
+            block = be->alloc(be->bctx, total);   /* once more after the emergency collection */
+        if (!block) {
+            ltf_fail_oom(ctx, "tensor", nbytes);
+            return NULL;
+        }
+        /* a fresh block may end in the caches: they are freed with the context */
+        if (ltf_ctx_hook_add(ctx, LTF_CTX_EVENT_FREE, cache_free_hook, NULL) != LTF_OK) {
+            be->free(be->bctx, block, total);
+            return NULL;
+        }
+    }
     if (!block) {
         ltf_fail_oom(ctx, "tensor", nbytes);
         return NULL;
@@ -217,8 +246,8 @@ ltf_storage *ltf_storage_new_device(ltf_ctx *ctx, ltf_device_type type, int ordi
         return NULL;
     }
     void *p = be->alloc(be->bctx, nbytes);
-    if (!p && ltf_ctx_collect(ctx)) {
-        ltf_plan_graphs_trim(ctx, 0);   /* graph captures hold device memory too */
+    if (!p && collect(ctx)) {
+        ltf_ctx_hook_run(ctx, LTF_CTX_EVENT_RECLAIM);   /* graph captures hold device memory too (plan.c) */
         be->trim(be->bctx);
         p = be->alloc(be->bctx, nbytes);
     }

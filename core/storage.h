@@ -22,7 +22,12 @@ LTF_INTERNAL void ltf_storage_release(ltf_storage *s);
 /* Make 's' shareable (see ltf_tensor_share): atomic counts, out of its
 ** context's accounting and caches. On the owner's thread, before sharing. */
 LTF_INTERNAL void ltf_storage_share(ltf_storage *s);
-/* Free the recycled blocks (context teardown). */
+/* The backend a storage's bytes belong to (opened already: it allocated them). */
+static inline const ltf_backend *ltf_storage_backend(const ltf_storage *s) {
+    return s->device == LTF_DEVICE_CPU ? s->ctx->backend[LTF_DEVICE_CPU] : s->ctx->devices[s->ordinal];
+}
+/* Free the recycled blocks (ltf_ctx_trim, the emergency collection, and
+** the context's FREE hook). */
 LTF_INTERNAL void ltf_storage_cache_clear(ltf_ctx *ctx);
 
 /* Reference counts of string elements (NULL entries are empty strings). */

@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tape.h"
+#include "grad.h"
+#include "variable.h"
 #include "idmap.h"
 #include "op.h"
 #include "shape.h"
@@ -295,13 +296,6 @@ static void note_stop(ltf_tape *t, const tape_entry *e, const ltf_idmap *reach, 
 
 const char *ltf_tape_gradient_stop(const ltf_tape *t) { return t->stop; }
 
-ltf_tensor *ltf_grad_ones_like(ltf_ctx *ctx, ltf_tensor *x) {
-    return ltf_op1(ctx, LTF_OP_ONES_LIKE, &x, 1, NULL);
-}
-
-ltf_tensor *ltf_grad_zeros_like(ltf_ctx *ctx, ltf_tensor *x) {
-    return ltf_op1(ctx, LTF_OP_ZEROS_LIKE, &x, 1, NULL);
-}
 
 ltf_status ltf_tape_gradient(ltf_ctx *ctx, ltf_tape *t, ltf_tensor *const *targets, int ntargets,
                              ltf_tensor *const *ograds, ltf_tensor *const *sources, int nsources, int flags,

@@ -55,6 +55,10 @@ LTF_INTERNAL int64_t ltf_shape_numel(int rank, const int64_t *dims);
 LTF_INTERNAL ltf_status ltf_shape_check(ltf_ctx *ctx, const char *op, ltf_dtype dt, int rank, const int64_t *dims);
 /* New tensor with fresh storage, contents uninitialized (strings: empty). */
 LTF_INTERNAL ltf_tensor *ltf_tensor_empty(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t *dims);
+/* The same on device 'type':'ordinal' ('what' names the op in an
+** out-of-memory message). */
+LTF_INTERNAL ltf_tensor *ltf_tensor_empty_on(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t *dims,
+                                             ltf_device_type type, int ordinal, const char *what);
 /* New tensor sharing 't''s storage with another shape of the same element count. */
 LTF_INTERNAL ltf_tensor *ltf_tensor_view(ltf_ctx *ctx, ltf_tensor *t, int rank, const int64_t *dims);
 /* New symbolic tensor (no storage) of the given partial type. */

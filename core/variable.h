@@ -25,5 +25,8 @@ LTF_INTERNAL void ltf_variable_set(ltf_variable *v, ltf_tensor *value);
 /* Whether a value of 'value''s type fits the declared type; fails naming 'op'. */
 LTF_INTERNAL ltf_status ltf_variable_check(ltf_ctx *ctx, const ltf_variable *v, const char *op,
                                            ltf_dtype dt, int rank, const int64_t *dims);
+/* Whether the resource tensor 'x' is a trainable variable (the tape
+** watches those on its own). */
+LTF_INTERNAL int ltf_variable_trainable(const ltf_tensor *x);
 
 #endif

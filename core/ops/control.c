@@ -42,7 +42,7 @@ LTF_INTERNAL const ltf_op_def ltf_opdef_print = {
 #include <stdlib.h>
 #include <string.h>
 #include "../functions.h"
-#include "../tape.h"
+#include "../grad.h"
 #include "../storage.h"
 
 #define CF_ARGS ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, const ltf_attrs *a
