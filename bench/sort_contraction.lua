@@ -1,6 +1,7 @@
 -- bench/sort_contraction.lua: the sorting and contraction figures (einsum,
 -- batched matmul, top_k, sort) for luatf (peers:
--- bench/sort_contraction_peers.py, same sizes, same method: median of 5 timed loops of about 0.25 s after a warm-up, bench/timing.lua).
+-- bench/sort_contraction_peers.py, same sizes, same method: median of 5
+-- timed loops of about 0.25 s after a warm-up, bench/timing.lua).
 -- Run both with: bash bench/sort_contraction.sh
 --   einsum_ms   einsum "bij,bjk->bik" on (64, 128, 128) float32 operands (best of 25 alternating samples of 10 calls)
 --   bmm_ms      tf.matmul of the same operands (the equivalent matmul), same method
