@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/sort_contraction.sh: the sorting and contraction figures (einsum,
 # bmm, top_k, sort), luatf (bench/sort_contraction.lua) and its peers
-# (bench/sort_contraction_peers.py: PyTorch, NumPy) in one run, on the same 2 threads; prints the ratios. The two
+# (bench/sort_contraction_peers.py: PyTorch, NumPy) in one run, on the same
+# 2 threads; prints the ratios. The two
 # scripts run alternately ROUNDS times (default 3) and each figure is the
 # best of its rounds: the machine is shared, and a neighbour's job can
 # double one side's time in a single round.
