@@ -62,8 +62,9 @@ static void *cache_get(ltf_ctx *ctx, int c) {
 
 static int cache_put(ltf_ctx *ctx, int c, void *b) {
     /* keep up to LTF_BLOCK_CACHE_BYTES per class: the collector frees
-    ** thousands of small tensors at once, and they are all needed again */
-    if (c < 0 || ctx->block_cached[c] >= (int)(LTF_BLOCK_CACHE_BYTES / ((size_t)256 << c))) return 0;
+    ** thousands of small tensors at once, and they are all needed again
+    ** (a shift, not a division: this runs for every tensor released) */
+    if (c < 0 || ctx->block_cached[c] >= (int)((LTF_BLOCK_CACHE_BYTES >> 8) >> c)) return 0;
     *(void **)b = ctx->block_cache[c];
     ctx->block_cache[c] = b;
     ctx->block_cached[c]++;
