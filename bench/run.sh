@@ -23,6 +23,8 @@ echo "== luatf (each benchmark in a fresh process, as the peers)" >&2
 for b in small_op chain100 matmul elementwise reduce tape100 linreg; do
   lua5.4 bench/bench.lua "$b" | tee -a "$out/luatf.txt" >&2
 done
+echo "== eager per-op cost against the stored baseline (bench/eager.lua)" >&2
+lua5.4 bench/eager.lua >&2 || echo "bench/eager.lua: REGRESSION against bench/eager_baseline.lua (table above)" >&2
 echo "== traced graphs (bench/graph.lua)" >&2
 for b in chain100 charunpack_small charunpack_large trace100 dispatch inplace; do
   lua5.4 bench/graph.lua "$b" | tee -a "$out/luatf.txt" >&2
