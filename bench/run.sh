@@ -23,6 +23,8 @@ echo "== luatf (each benchmark in a fresh process, as the peers)" >&2
 for b in small_op chain100 matmul elementwise reduce tape100 linreg; do
   lua5.4 bench/bench.lua "$b" | tee -a "$out/luatf.txt" >&2
 done
+echo "== eager per-op cost against the stored baseline (bench/eager.lua)" >&2
+lua5.4 bench/eager.lua >&2 || echo "bench/eager.lua: REGRESSION against bench/eager_baseline.lua (table above)" >&2
 echo "== traced graphs (bench/graph.lua)" >&2
 for b in chain100 charunpack_small charunpack_large trace100 dispatch inplace; do
   lua5.4 bench/graph.lua "$b" | tee -a "$out/luatf.txt" >&2
@@ -50,8 +52,8 @@ fi
 /usr/bin/python3 bench/report.py "$out"
 echo "== linalg: 512x512 Cholesky and SVD beside NumPy (bench/linalg.sh)" >&2
 bash bench/linalg.sh
-echo "== sorting and contractions (bench/ops12_sort.sh)" >&2
-bash bench/ops12_sort.sh
+echo "== sorting and contractions (bench/sort_contraction.sh)" >&2
+bash bench/sort_contraction.sh
 # issue 8's training benchmarks take minutes (the convnet epochs, five
 # interleaved rounds); set LTF_BENCH_TRAIN=1 to include them here, or run
 #   bash bench/train.sh; bash bench/train_rounds.sh 5; bash bench/threads.sh 3

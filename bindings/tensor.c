@@ -17,8 +17,13 @@
 #define GC_MIN_BYTES ((size_t)24 << 20)
 /* Incremental steps: every GC_STEP_BYTES of tensor memory (plus the
 ** engine's per-tensor overhead) is reported as Lua debt, so the collector
-** keeps pace with memory it cannot see. */
-#define GC_STEP_BYTES ((size_t)1 << 20)
+** keeps pace with memory it cannot see. 256 KB: about 950 small eager ops
+** between steps, so the tensors that die between two collections fit the
+** context's block cache (2048 blocks of 512 B, storage.c) and are recycled
+** from it; at 1 MB a 2x2 add left about 3900 dead per collection once the
+** Lua heap held all of tf's modules (1.3 MB), and half of every op's
+** tensor went through malloc/free. */
+#define GC_STEP_BYTES ((size_t)256 << 10)
 #define GC_BOX_OVERHEAD 256
 
 /* {==== Boxes */
@@ -61,12 +66,31 @@ void ltfL_pushtensor(lua_State *L, ltf_tensor *t) {
     ltfL_fillbox(L, b, t);
 }
 
-ltf_tensor *ltfL_testtensor(lua_State *L, int idx) {
+/* The box at 'idx' when it is a tensor box (a full userdata whose metatable
+** is upvalue 2), else NULL. Metatables compared by address: lua_topointer is
+** a few instructions where lua_rawequal goes through luaV_equalobj, and this
+** runs two or three times per eager op (binop's operands, __gc). */
+static ltfL_box *box_with(lua_State *L, int idx, const void *mt) {
     ltfL_box *b = lua_touserdata(L, idx);
     if (!b || !lua_getmetatable(L, idx)) return NULL;
-    int ok = lua_rawequal(L, -1, lua_upvalueindex(2));
+    int ok = lua_topointer(L, -1) == mt;
     lua_pop(L, 1);
-    if (!ok) return NULL;
+    return ok ? b : NULL;
+}
+#define TENSOR_MT(L) lua_topointer(L, lua_upvalueindex(2))
+#define box_at(L, idx) box_with(L, idx, TENSOR_MT(L))
+
+/* ltfL_testtensor with the metatable's address given. */
+static ltf_tensor *test_with(lua_State *L, int idx, const void *mt) {
+    ltfL_box *b = box_with(L, idx, mt);
+    if (!b) return NULL;
+    if (!b->t) ltfL_raise(L, LTF_ERR_VALUE, "tensor was freed (x:free() or <close> released it)");
+    return b->t;
+}
+
+ltf_tensor *ltfL_testtensor(lua_State *L, int idx) {
+    ltfL_box *b = box_at(L, idx);
+    if (!b) return NULL;
     if (!b->t) ltfL_raise(L, LTF_ERR_VALUE, "tensor was freed (x:free() or <close> released it)");
     return b->t;
 }
@@ -539,8 +563,8 @@ static int tensor_flat(lua_State *L) {
 /* {==== Fields and small methods */
 /* Release the box at 1 when it is a tensor box; 0 when it is not. */
 static int release_box(lua_State *L) {
-    ltfL_box *b = lua_touserdata(L, 1);
-    if (!b || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2))) return 0;
+    ltfL_box *b = box_at(L, 1);
+    if (!b) return 0;
     ltf_tensor_release(b->t);
     b->t = NULL;
     return 1;
@@ -599,9 +623,7 @@ static int tensor_is_symbolic(lua_State *L) {
 }
 
 static int tensor_is_tensor(lua_State *L) {
-    ltfL_box *b = lua_touserdata(L, 1);
-    int ok = b && lua_getmetatable(L, 1) && lua_rawequal(L, -1, lua_upvalueindex(2));
-    lua_pushboolean(L, ok);
+    lua_pushboolean(L, box_at(L, 1) != NULL);
     return 1;
 }
 
@@ -647,7 +669,8 @@ static int tensor_newindex(lua_State *L) {
 
 /* {==== Arithmetic metamethods */
 static int binop(lua_State *L, ltf_op_id op, const char *name) {
-    ltf_tensor *a = ltfL_testtensor(L, 1), *b = ltfL_testtensor(L, 2);
+    const void *mt = TENSOR_MT(L);
+    ltf_tensor *a = test_with(L, 1, mt), *b = test_with(L, 2, mt);
     if (!a) a = ltfL_fromobject(L, 1);
     if (!b) b = ltfL_fromobject(L, 2);
     int like = a ? (int)ltf_tensor_dtype(a) : (b ? (int)ltf_tensor_dtype(b) : -1);

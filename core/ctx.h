@@ -26,7 +26,8 @@
 
 #define LTF_ERRMSG_MAX 1024
 #define LTF_BLOCK_CLASSES 6       /* 256 B .. 8 KiB */
-#define LTF_BLOCK_CACHE_BYTES (1u << 20)  /* bytes of blocks kept per class */
+#define LTF_BLOCK_CACHE_BYTES (1u << 20)  /* bytes of blocks kept per class, at least */
+#define LTF_BLOCK_CACHE_MAX_BYTES (8u << 20)  /* at most: as many as were out at once (storage.c) */
 #define LTF_BIG_BLOCKS 8                   /* large blocks kept for reuse */
 #define LTF_BIG_CACHE_BYTES ((size_t)64 << 20)  /* kept at least; more for larger tensors */
 
@@ -100,6 +101,8 @@ struct ltf_ctx {
     ** class (storage.c): small eager ops skip malloc */
     void *block_cache[LTF_BLOCK_CLASSES];
     int block_cached[LTF_BLOCK_CLASSES];
+    int block_out[LTF_BLOCK_CLASSES];    /* blocks of the class held by storages now */
+    int block_peak[LTF_BLOCK_CLASSES];   /* the most held at once */
     /* a few recycled large blocks (best fit), so eager loops over big
     ** tensors do not map and zero fresh pages on every op */
     void *big_blocks[LTF_BIG_BLOCKS];

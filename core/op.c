@@ -50,10 +50,33 @@ void ltf_type_of(const ltf_tensor *t, ltf_type *out) {
     if (t->rank > 0) memcpy(out->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
 }
 
-ltf_status ltf_op_infer(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
-                        const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+#define RESOURCE_BIT (1u << LTF_DTYPE_RESOURCE)
+#define HALF_OR_RESOURCE (1u << LTF_DTYPE_FLOAT16 | 1u << LTF_DTYPE_BFLOAT16 | RESOURCE_BIT)
+_Static_assert(LTF_DTYPE_COUNT <= 32, "op.c keeps sets of dtypes as bits of an unsigned");
+
+/* The dtypes of 'in' as bits (1 << dtype). */
+static unsigned dtype_bits(ltf_tensor *const *in, int nin) {
+    unsigned bits = 0;
+    for (int i = 0; i < nin; i++) bits |= 1u << (in[i]->dtype & 31);
+    return bits;
+}
+
+/* Whether a type surely passes ltf_shape_check: known rank and dims, and
+** its bytes fit in int64 even at 8 bytes per element (the widest dtype).
+** Inline, no dtype lookup: every eager op checks its outputs. */
+static int shape_surely_fits(const ltf_type *t) {
+    if (t->rank < 0 || t->rank > LTF_MAX_RANK) return 0;
+    int64_t n = 8;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] < 0 || __builtin_mul_overflow(n, t->dims[i], &n)) return 0;
+    return 1;
+}
+
+/* ltf_op_infer with the inputs' dtypes given as bits (dtype_bits). */
+static ltf_status infer(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, const ltf_attrs *a,
+                        ltf_type *out, int maxout, int *nout, unsigned dtypes) {
     int resource_ok = (def->flags & LTF_OP_RESOURCE) != 0;
-    for (int i = 0; i < nin && !resource_ok; i++)
+    for (int i = 0; i < nin && !resource_ok && (dtypes & RESOURCE_BIT); i++)
         if (in[i]->dtype == LTF_DTYPE_RESOURCE)
             return ltf_fail(ctx, LTF_ERR_TYPE, "%s: input %d is a variable handle (dtype resource); read the "
                             "variable's value first", def->name, i + 1);
@@ -70,9 +93,16 @@ ltf_status ltf_op_infer(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *
         if (out[k].dtype == LTF_DTYPE_RESOURCE && !resource_ok)
             return ltf_fail(ctx, LTF_ERR_TYPE, "%s: cannot make a tensor of dtype resource (only variables "
                             "make handles)", def->name);
-        if ((st = ltf_shape_check(ctx, def->name, out[k].dtype, out[k].rank, out[k].dims)) != LTF_OK) return st;
+        if (!shape_surely_fits(&out[k]) &&
+            (st = ltf_shape_check(ctx, def->name, out[k].dtype, out[k].rank, out[k].dims)) != LTF_OK)
+            return st;
     }
     return LTF_OK;
+}
+
+ltf_status ltf_op_infer(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                        const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    return infer(ctx, def, in, nin, a, out, maxout, nout, dtype_bits(in, nin));
 }
 
 static const ltf_attrs no_attrs = { .nints = -1, .nints2 = -1 };
@@ -96,9 +126,14 @@ ltf_status ltf_op_run(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin
     const ltf_attrs *given = a;     /* NULL when the caller gave none: tapes store nothing */
     if (!a) a = &no_attrs;
     int symbolic = ctx->graph != NULL;
+    /* one pass over the inputs: symbolic ones, any not in host memory, their dtypes */
+    int elsewhere = ctx->scope_type > 0 || ((def->flags & LTF_OP_RESOURCE) && ctx->ndevices > 0);
+    unsigned dtypes = 0;
     for (int i = 0; i < nin; i++) {
         if (!in[i]) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: input %d is missing", def->name, i + 1);
         if (!in[i]->storage) symbolic = 1;
+        else elsewhere |= in[i]->storage->device != LTF_DEVICE_CPU;
+        dtypes |= 1u << (in[i]->dtype & 31);
     }
     if (symbolic) {
         if (!ctx->graph_op)
@@ -125,18 +160,16 @@ ltf_status ltf_op_run(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin
     ltf_type stack_types[STACK_TYPES];
     ltf_type *types = stack_types;
     int n = 0;
-    ltf_status st = ltf_op_infer(ctx, def, in, nin, a, types, maxout < STACK_TYPES ? maxout : STACK_TYPES, &n);
+    ltf_status st = infer(ctx, def, in, nin, a, types, maxout < STACK_TYPES ? maxout : STACK_TYPES, &n, dtypes);
     if (st != LTF_OK && maxout > STACK_TYPES && (def->flags & LTF_OP_VARIADIC_OUTPUTS)) {
         types = malloc(sizeof(ltf_type) * (size_t)maxout);
         if (!types) return ltf_fail_oom(ctx, "op outputs", sizeof(ltf_type) * (size_t)maxout);
-        st = ltf_op_infer(ctx, def, in, nin, a, types, maxout, &n);
+        st = infer(ctx, def, in, nin, a, types, maxout, &n, dtypes);
     }
     if (st != LTF_OK) goto done;
     /* the host's fast path: every input in host memory, no device scope;
     ** anything else is placed by device.c (a variable op only once a
     ** device was found: its variable may live there) */
-    int elsewhere = ctx->scope_type > 0 || ((def->flags & LTF_OP_RESOURCE) && ctx->ndevices > 0);
-    for (int i = 0; i < nin; i++) elsewhere |= in[i]->storage->device != LTF_DEVICE_CPU;
     if (elsewhere) {
         st = ltf_device_op_run(ctx, def, op, in, nin, a, given, types, n, out);
         if (st == LTF_OK) *nout = n;
@@ -166,8 +199,13 @@ ltf_status ltf_op_run(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin
     ** dims of an empty tensor: fuzzing found hangs there) */
     if (n > 0 && !(def->flags & (LTF_OP_KERNEL_ALLOCATES | LTF_OP_STATEFUL | LTF_OP_VIEW)) && all_empty(out, n))
         st = LTF_OK;
-    else
-        st = ltf_half_run(ctx, def, op, kernel, LTF_DEVICE_CPU, 0, in, nin, a, types, out, n);
+    else {
+        for (int i = 0; i < n; i++) dtypes |= 1u << (types[i].dtype & 31);
+        /* half types (in or out) convert through float32; a resource input
+        ** may be a float16 variable (ltf_half_run looks) */
+        st = dtypes & HALF_OR_RESOURCE ? ltf_half_run(ctx, def, op, kernel, LTF_DEVICE_CPU, 0, in, nin, a, types, out, n)
+                                       : kernel(ctx, def, in, nin, a, out, n);
+    }
     if (st == LTF_OK && ctx->tape_record) st = ctx->tape_record(ctx, op, in, nin, given, out, n);
     if (st != LTF_OK) {   /* no outputs on failure: none left behind for the caller to release */
         for (int i = 0; i < n; i++) {

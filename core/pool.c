@@ -128,7 +128,7 @@ static int start_workers(ltf_pool *p) {
     return p->started;
 }
 
-void ltf_pool_for(ltf_pool *p, int64_t n, int64_t grain, ltf_pool_fn fn, void *arg) {
+void ltf_pool_run(ltf_pool *p, int64_t n, int64_t grain, ltf_pool_fn fn, void *arg) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     if (p->nthreads <= 1 || n < 2 * grain || (!p->started && start_workers(p) == 0)) {

@@ -34,7 +34,16 @@ typedef struct ltf_pool {
 void ltf_pool_init(ltf_pool *p, int nthreads);
 void ltf_pool_destroy(ltf_pool *p);
 int  ltf_pool_set_threads(ltf_pool *p, int nthreads);
-/* Run fn(arg, b, e) over [0, n) split into ranges of at least 'grain'. */
-void ltf_pool_for(ltf_pool *p, int64_t n, int64_t grain, ltf_pool_fn fn, void *arg);
+/* ltf_pool_for's parallel case (the workers, started on first use). */
+void ltf_pool_run(ltf_pool *p, int64_t n, int64_t grain, ltf_pool_fn fn, void *arg);
+/* Run fn(arg, b, e) over [0, n) split into ranges of at least 'grain'.
+** Inline: a small range (every eager op on a few elements) is one direct
+** call, without a trip into pool.c. */
+static inline void ltf_pool_for(ltf_pool *p, int64_t n, int64_t grain, ltf_pool_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    if (p->nthreads <= 1 || n < 2 * grain) fn(arg, 0, n);
+    else ltf_pool_run(p, n, grain, fn, arg);
+}
 
 #endif

@@ -28,6 +28,15 @@ ltf_status ltf_broadcast_shapes(ltf_ctx *ctx, const char *op, int ra, const int6
         *rout = LTF_UNKNOWN_RANK;
         return LTF_OK;
     }
+    if (ra == rb && ra <= LTF_MAX_RANK) {   /* the common case, same shapes: no per-dim rules */
+        int i = 0;
+        while (i < ra && da[i] == db[i]) i++;
+        if (i == ra) {
+            if (dout != da && ra > 0) memmove(dout, da, sizeof(int64_t) * (size_t)ra);
+            *rout = ra;
+            return LTF_OK;
+        }
+    }
     int r = ra > rb ? ra : rb;
     int64_t d_out[LTF_MAX_RANK];   /* 'dout' may be 'da' or 'db' (a running broadcast): write it last */
     if (r > LTF_MAX_RANK)

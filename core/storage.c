@@ -59,10 +59,21 @@ static void *cache_get(ltf_ctx *ctx, int c) {
     return b;
 }
 
+/* Keep as many blocks of a class as were ever out at once (at least
+** LTF_BLOCK_CACHE_BYTES, at most LTF_BLOCK_CACHE_MAX_BYTES of them): the Lua
+** collector frees the small tensors of an eager loop in bursts, and how
+** many die between two collections grows with the Lua heap (about 2000 with
+** tf's modules loaded, 7000 under busted), so a fixed cap sent the rest of
+** every burst to free() and as many allocations back to malloc. What is
+** kept was in use a moment before (malloc would keep most of it too).
+** Shifts, not divisions: this runs for every tensor released. */
 static int cache_put(ltf_ctx *ctx, int c, void *b) {
-    /* keep up to LTF_BLOCK_CACHE_BYTES per class: the collector frees
-    ** thousands of small tensors at once, and they are all needed again */
-    if (c < 0 || ctx->block_cached[c] >= (int)(LTF_BLOCK_CACHE_BYTES / ((size_t)256 << c))) return 0;
+    if (c < 0) return 0;
+    int cap = ctx->block_peak[c], lo = (int)((LTF_BLOCK_CACHE_BYTES >> 8) >> c),
+        hi = (int)((LTF_BLOCK_CACHE_MAX_BYTES >> 8) >> c);
+    if (cap < lo) cap = lo;
+    if (cap > hi) cap = hi;
+    if (ctx->block_cached[c] >= cap) return 0;
     *(void **)b = ctx->block_cache[c];
     ctx->block_cache[c] = b;
     ctx->block_cached[c]++;
@@ -200,6 +211,7 @@ void *ltf_storage_alloc_block(ltf_ctx *ctx, size_t header, size_t nbytes, ltf_st
     s->block = block;
     s->block_class = cls;
     s->block_size = total;
+    if (cls >= 0 && ++ctx->block_out[cls] > ctx->block_peak[cls]) ctx->block_peak[cls] = ctx->block_out[cls];
     ltf_ctx_retain(ctx);
     count_alloc(ctx, nbytes);
     *out = s;
@@ -293,7 +305,10 @@ static void release_device(ltf_storage *s) {
 void ltf_storage_share(ltf_storage *s) {
     if (s->shared) return;
     ltf_ctx *ctx = s->ctx;
-    if (s->inline_data) ctx->live_bytes -= s->nbytes;
+    if (s->inline_data) {
+        ctx->live_bytes -= s->nbytes;
+        if (s->block_class >= 0) ctx->block_out[s->block_class]--;   /* it goes back to the backend, not the cache */
+    }
     ctx->live_storages--;
     s->shared = 1;
 }
@@ -336,6 +351,7 @@ void ltf_storage_release(ltf_storage *s) {
     }
     ctx->live_storages--;
     if (s->inline_data) {
+        if (s->block_class >= 0) ctx->block_out[s->block_class]--;
         if (!cache_put(ctx, s->block_class, s->block) && !(s->block_class < 0 && big_put(ctx, s->block, s->block_size)))
             ctx->backend[LTF_DEVICE_CPU]->free(ctx->backend[LTF_DEVICE_CPU]->bctx, s->block, s->block_size);
     } else {

@@ -48,6 +48,7 @@ static void set_shape(ltf_tensor *t, int rank, const int64_t *dims) {
 }
 
 static ltf_status check_shape(ltf_ctx *ctx, int rank, const int64_t *dims, int64_t *numel) {
+    *numel = 0;
     if (rank < 0 || rank > LTF_MAX_RANK)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
                         "tensor: rank %d is outside 0..%d", rank, LTF_MAX_RANK);
@@ -56,9 +57,8 @@ static ltf_status check_shape(ltf_ctx *ctx, int rank, const int64_t *dims, int64
         if (dims[i] < 0)
             return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
                             "tensor: dimension %d is %lld, must be >= 0", i + 1, (long long)dims[i]);
-        if (dims[i] && n > INT64_MAX / dims[i])
+        if (__builtin_mul_overflow(n, dims[i], &n))   /* no division: this runs for every tensor made */
             return ltf_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "tensor: too many elements");
-        n *= dims[i];
     }
     *numel = n;
     return LTF_OK;
@@ -87,12 +87,13 @@ ltf_tensor *ltf_tensor_empty(ltf_ctx *ctx, ltf_dtype dt, int rank, const int64_t
         ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "tensor: invalid dtype %d", (int)dt);
         return NULL;
     }
-    if ((uint64_t)n > SIZE_MAX / es) {
+    size_t nbytes;
+    if (__builtin_mul_overflow((size_t)n, es, &nbytes)) {
         ltf_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "tensor: too many elements");
         return NULL;
     }
     ltf_storage *s;
-    ltf_tensor *t = ltf_storage_alloc_block(ctx, sizeof(ltf_tensor), (size_t)n * es, &s);
+    ltf_tensor *t = ltf_storage_alloc_block(ctx, sizeof(ltf_tensor), nbytes, &s);
     if (!t) return NULL;
     init_header(ctx, t, dt, rank, dims);
     s->dtype = dt;

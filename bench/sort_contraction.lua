@@ -1,7 +1,8 @@
--- bench/ops12_sort.lua: issue 12's sorting and contraction figures for
--- luatf (peers: bench/ops12_sort_peers.py, same sizes, same method: median
--- of 5 timed loops of about 0.25 s after a warm-up, bench/timing.lua).
--- Run both with: bash bench/ops12_sort.sh
+-- bench/sort_contraction.lua: the sorting and contraction figures (einsum,
+-- batched matmul, top_k, sort) for luatf (peers:
+-- bench/sort_contraction_peers.py, same sizes, same method: median of 5
+-- timed loops of about 0.25 s after a warm-up, bench/timing.lua).
+-- Run both with: bash bench/sort_contraction.sh
 --   einsum_ms   einsum "bij,bjk->bik" on (64, 128, 128) float32 operands (best of 25 alternating samples of 10 calls)
 --   bmm_ms      tf.matmul of the same operands (the equivalent matmul), same method
 --   topk_ms     tf.math.top_k(x, 10) on x (1000, 10000) float32

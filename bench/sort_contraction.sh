@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# bench/ops12_sort.sh: issue 12's sorting/contraction figures, luatf
-# (bench/ops12_sort.lua) and its peers (bench/ops12_sort_peers.py: PyTorch,
-# NumPy) in one run, on the same 2 threads; prints the ratios. The two
+# bench/sort_contraction.sh: the sorting and contraction figures (einsum,
+# bmm, top_k, sort), luatf (bench/sort_contraction.lua) and its peers
+# (bench/sort_contraction_peers.py: PyTorch, NumPy) in one run, on the same
+# 2 threads; prints the ratios. The two
 # scripts run alternately ROUNDS times (default 3) and each figure is the
 # best of its rounds: the machine is shared, and a neighbour's job can
 # double one side's time in a single round.
-# Usage: bash bench/ops12_sort.sh   (after scripts/setup.sh)
+# Usage: bash bench/sort_contraction.sh   (after scripts/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -13,7 +14,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM
 out=""
 for _ in $(seq "${ROUNDS:-3}"); do
   out="$out
-$( (cd bench && lua5.4 ops12_sort.lua && /usr/bin/python3 ops12_sort_peers.py) )"
+$( (cd bench && lua5.4 sort_contraction.lua && /usr/bin/python3 sort_contraction_peers.py) )"
 done
 echo "$out" | grep RESULT
 echo "$out" | awk '

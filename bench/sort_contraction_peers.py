@@ -1,4 +1,4 @@
-"""bench/ops12_sort_peers.py: the peers of bench/ops12_sort.lua (same sizes,
+"""bench/sort_contraction_peers.py: the peers of bench/sort_contraction.lua (same sizes,
 same method: median of 5 timed loops after a warm-up, GC off), on the same
 threads (torch.set_num_threads = OMP_NUM_THREADS, default 2).
   torch_einsum_ms  torch.einsum "bij,bjk->bik" on (64, 128, 128) float32
