@@ -3,9 +3,10 @@
 #   luatf::ltf_lua         the Lua bindings, shared, for hosts that embed Lua 5.4 (ltf_lua.h)
 #   luatf::ltf_static      libltf.a
 #   luatf::ltf_lua_static  libltf_lua.a
-# Each target carries its link dependencies (OpenBLAS, PCRE2, zlib, threads,
-# libm, libdl); the bindings' targets also link Lua 5.4 through luatf::lua:
-# the Lua library found here (LUATF_LUA_LIBRARY), or the host's own Lua
+# Each target carries its link dependencies (PCRE2, zlib, threads, libm,
+# libdl; OpenBLAS is not linked: the engine dlopens it on first use); the
+# bindings' targets also link Lua 5.4 through luatf::lua: the Lua library
+# found here (LUATF_LUA_LIBRARY), or the host's own Lua
 # target or library when the host sets LUATF_LUA_LIBRARY first (one copy of
 # Lua per program). Also luatf_LUADIR, where the Lua files (tf/*.lua) are.
 include(CMakeFindDependencyMacro)

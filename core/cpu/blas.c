@@ -1,12 +1,13 @@
 /*
 ** cpu/blas.c: the one place that calls OpenBLAS. Wraps cblas_sgemm and
-** cblas_dgemm for row-major operands, handles the degenerate sizes BLAS
+** cblas_dgemm for row-major operands (through blas_lib.h: OpenBLAS is
+** loaded on the first product, not when the engine loads), handles the degenerate sizes BLAS
 ** rejects (a zero dimension, leading dimensions of 0) and refuses sizes that
 ** do not fit BLAS's 32-bit integers.
 **
 ** Threads: OpenBLAS runs threads of its own, whose count luatf sets itself
-** before each GEMM (openblas_set_num_threads, found with dlsym so another
-** CBLAS still links): ONE thread for small products (m n k <= 2^20), where
+** before each GEMM (openblas_set_num_threads, NULL in blas_lib's table with
+** another CBLAS): ONE thread for small products (m n k <= 2^20), where
 ** waking OpenBLAS's workers costs more than it saves; above that, the
 ** context's pool size, but no more threads than there are cores the other
 ** processes leave free. With a core taken by another process, OpenBLAS's
@@ -18,7 +19,6 @@
 ** it differs from the current one; OPENBLAS_NUM_THREADS caps the count,
 ** LTF_BLAS_SMALL_MNK (read once) moves the one-thread threshold.
 */
-#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,8 +26,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <cblas.h>
 #include "cpu.h"
+#include "blas_lib.h"
 #include "../ctx.h"
 
 /* Products up to 64 x 128 x 128 always run on one OpenBLAS thread; up to
@@ -95,31 +95,21 @@ static int cores_free(void) {
 }
 /* }==== */
 
-typedef void (*blas_set_fn)(int);
-typedef int (*blas_get_fn)(void);
-
-/* OpenBLAS's thread-count functions, or NULL with another BLAS. Looked up
-** on every call through dlsym's own cache would cost ~100 ns; the pointers
-** never change once found, so the race of two first calls is benign. */
-static void blas_threads(int64_t mnk, int n) {
-    static blas_set_fn set;
-    static blas_get_fn get;
+/* OpenBLAS's thread count for a product of m n k on up to 'n' threads.
+** The environment is read once; the race of two first calls is benign (both
+** store the same values). */
+static void blas_threads(const ltf_blas_lib *lib, int64_t mnk, int n) {
     static int looked, cap;
     static int64_t small;
     if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-        blas_set_fn s = (blas_set_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-        blas_get_fn g = (blas_get_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
         const char *env = getenv("OPENBLAS_NUM_THREADS");
         int c = env ? atoi(env) : 0;
         __atomic_store_n(&cap, c > 0 ? c : 0, __ATOMIC_RELAXED);
         const char *sm = getenv("LTF_BLAS_SMALL_MNK");
         __atomic_store_n(&small, sm ? (int64_t)atoll(sm) : LTF_BLAS_SMALL_MNK, __ATOMIC_RELAXED);
-        __atomic_store_n(&set, s && g ? s : NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&get, s && g ? g : NULL, __ATOMIC_RELAXED);
         __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
     }
-    blas_set_fn s = __atomic_load_n(&set, __ATOMIC_RELAXED);
-    if (!s) return;
+    if (!lib->set_threads) return;
     if (mnk <= __atomic_load_n(&small, __ATOMIC_RELAXED)) {
         n = 1;
     } else if (n > 1) {
@@ -129,14 +119,19 @@ static void blas_threads(int64_t mnk, int n) {
     }
     int c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
     if (c > 0 && n > c) n = c;
-    if (__atomic_load_n(&get, __ATOMIC_RELAXED)() != n) s(n);
+    if (lib->get_threads() != n) lib->set_threads(n);
 }
 
 static void scale_c(ltf_dtype dt, int64_t m, int64_t n, double beta, void *c, int64_t ldc);
 
 static int fits(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
-void ltf_cpu_blas_serial(void) { blas_threads(0, 1); }
+ltf_status ltf_cpu_blas_serial(ltf_ctx *ctx, const char *op) {
+    const ltf_blas_lib *lib;
+    ltf_status st = ltf_blas_lib_load(ctx, op, &lib);
+    if (st == LTF_OK) blas_threads(lib, 0, 1);
+    return st;
+}
 
 int ltf_cpu_blas_fits(int64_t m, int64_t n, int64_t k) { return fits(m) && fits(n) && fits(k); }
 
@@ -148,12 +143,13 @@ void ltf_cpu_blas_gemm_here(ltf_dtype dt, int ta, int tb, int64_t m, int64_t n, 
         scale_c(dt, m, n, beta, c, ldc);
         return;
     }
+    const ltf_blas_lib *lib = ltf_blas_lib_loaded();
     enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
     if (dt == LTF_DTYPE_FLOAT32)
-        cblas_sgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, (float)alpha, a, (int)lda, b, (int)ldb,
+        lib->sgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, (float)alpha, a, (int)lda, b, (int)ldb,
                     (float)beta, c, (int)ldc);
     else
-        cblas_dgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
+        lib->dgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
                     beta, c, (int)ldc);
 }
 
@@ -188,7 +184,10 @@ ltf_status ltf_cpu_blas_gemm(ltf_ctx *ctx, const char *op, ltf_dtype dt, int ta,
                         op, (long long)m, (long long)k, (long long)n, INT_MAX);
     /* BLAS rejects lda < columns of the stored matrix (>= 1 here) */
     LTF_ASSERT(lda >= (ta ? m : k) && ldb >= (tb ? k : n) && ldc >= n);
-    blas_threads(m * n * k, ctx->pool.nthreads);
+    const ltf_blas_lib *lib;
+    ltf_status st = ltf_blas_lib_load(ctx, op, &lib);
+    if (st != LTF_OK) return st;
+    blas_threads(lib, m * n * k, ctx->pool.nthreads);
     ltf_cpu_blas_gemm_here(dt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return LTF_OK;
 }

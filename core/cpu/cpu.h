@@ -74,13 +74,15 @@ LTF_INTERNAL ltf_status ltf_cpu_blas_gemm(ltf_ctx *ctx, const char *op, ltf_dtyp
                                           int64_t m, int64_t n, int64_t k, double alpha,
                                           const void *a, int64_t lda, const void *b, int64_t ldb,
                                           double beta, void *c, int64_t ldc);
-/* For kernels that run several GEMMs at once on the pool's threads: make
-** OpenBLAS run each on its calling thread (call before the parallel loop),
+/* For kernels that run several GEMMs at once on the pool's threads: load
+** OpenBLAS (blas_lib.h; FAILED_PRECONDITION naming 'op' when it cannot be)
+** and make it run each GEMM on its calling thread (call before the parallel
+** loop),
 ** check the sizes once (ltf_cpu_blas_fits: every dimension and leading
 ** dimension fits BLAS's int), then call ltf_cpu_blas_gemm_here from any
-** thread: the same product as ltf_cpu_blas_gemm, which cannot fail and
-** leaves OpenBLAS's thread count alone. */
-LTF_INTERNAL void ltf_cpu_blas_serial(void);
+** thread: the same product as ltf_cpu_blas_gemm, which cannot fail (after
+** a successful ltf_cpu_blas_serial) and leaves OpenBLAS's thread count alone. */
+LTF_INTERNAL ltf_status ltf_cpu_blas_serial(ltf_ctx *ctx, const char *op);
 LTF_INTERNAL int ltf_cpu_blas_fits(int64_t m, int64_t n, int64_t k);
 LTF_INTERNAL void ltf_cpu_blas_gemm_here(ltf_dtype dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
                                          double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,

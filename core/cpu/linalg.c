@@ -2,10 +2,11 @@
 ** cpu/linalg.c: CPU kernels of the linear-algebra ops. Factorizations call
 ** LAPACK's Fortran routines that OpenBLAS exports (potrf, getrf, getri,
 ** getrs, geqrf, orgqr, gesdd, syevd; trsm from its CBLAS): no hand-written
-** factorization. The prototypes are declared here, with the hidden
-** string-length arguments gfortran passes for CHARACTER arguments, rather
-** than pulling in LAPACKE: one library (the OpenBLAS already linked), no
-** extra row-major copies that LAPACKE's wrappers make.
+** factorization. The prototypes are declared in blas_lib.h, with the
+** hidden string-length arguments gfortran passes for CHARACTER arguments,
+** rather than pulling in LAPACKE: one library (OpenBLAS, loaded on the
+** first kernel that needs it), no extra row-major copies that LAPACKE's
+** wrappers make.
 **
 ** Row-major (ours) vs column-major (LAPACK): a row-major n x n buffer is
 ** the column-major transpose, so symmetric inputs go in as they are (their
@@ -19,29 +20,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cblas.h>
 #include "cpu.h"
+#include "blas_lib.h"
 #include "../shape.h"
 
-/* {==== LAPACK (Fortran symbols of OpenBLAS); data pointers are float* or double* */
-typedef size_t flen;   /* gfortran's hidden CHARACTER length */
-#define LAPACK_PAIR(ret, name, args) ret s##name##_ args; ret d##name##_ args;
-LAPACK_PAIR(void, potrf, (const char *uplo, const int *n, void *a, const int *lda, int *info, flen))
-LAPACK_PAIR(void, getrf, (const int *m, const int *n, void *a, const int *lda, int *ipiv, int *info))
-LAPACK_PAIR(void, getri, (const int *n, void *a, const int *lda, const int *ipiv, void *work, const int *lwork,
-                          int *info))
-LAPACK_PAIR(void, getrs, (const char *trans, const int *n, const int *nrhs, const void *a, const int *lda,
-                          const int *ipiv, void *b, const int *ldb, int *info, flen))
-LAPACK_PAIR(void, geqrf, (const int *m, const int *n, void *a, const int *lda, void *tau, void *work,
-                          const int *lwork, int *info))
-LAPACK_PAIR(void, orgqr, (const int *m, const int *n, const int *k, void *a, const int *lda, const void *tau,
-                          void *work, const int *lwork, int *info))
-LAPACK_PAIR(void, gesdd, (const char *jobz, const int *m, const int *n, void *a, const int *lda, void *s, void *u,
-                          const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork, int *iwork,
-                          int *info, flen))
-LAPACK_PAIR(void, syevd, (const char *jobz, const char *uplo, const int *n, void *a, const int *lda, void *w,
-                          void *work, const int *lwork, int *iwork, const int *liwork, int *info, flen, flen))
-#define LAPACK(f64, name) ((f64) ? d##name##_ : s##name##_)
+/* {==== LAPACK (Fortran symbols of OpenBLAS, blas_lib.h's table, loaded on
+** first use): each kernel loads the table into a local 'blas' first. */
+#define LAPACK(f64, name) (blas->name[(f64) ? 1 : 0])
+#define LOAD_BLAS(ctx, def)                                                  \
+    const ltf_blas_lib *blas;                                                \
+    do {                                                                     \
+        ltf_status load_st_ = ltf_blas_lib_load((ctx), (def)->name, &blas);  \
+        if (load_st_ != LTF_OK) return load_st_;                             \
+    } while (0)
 /* }==== */
 
 /* {==== Helpers */
@@ -111,6 +102,7 @@ ltf_status ltf_cpu_linalg_cholesky(ltf_ctx *ctx, const ltf_op_def *def, ltf_tens
     (void)nin; (void)a; (void)nout;
     int64_t m, n, batch = batch_of(in[0], &m, &n);
     if (!fits(n, n)) return too_large(ctx, def, n, n);
+    LOAD_BLAS(ctx, def);
     int f64 = in[0]->dtype == LTF_DTYPE_FLOAT64, N = (int)n, info = 0;
     size_t es = ltf_dtype_size(in[0]->dtype), mat = (size_t)(n * n);
     const char *x = LTF_DATA(in[0]);
@@ -134,6 +126,7 @@ ltf_status ltf_cpu_linalg_inv(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     (void)nin; (void)nout;
     int64_t m, n, batch = batch_of(in[0], &m, &n);
     if (!fits(n, n)) return too_large(ctx, def, n, n);
+    LOAD_BLAS(ctx, def);
     int f64 = in[0]->dtype == LTF_DTYPE_FLOAT64, N = (int)n, info = 0, lwork = -1;
     size_t es = ltf_dtype_size(in[0]->dtype), mat = (size_t)(n * n);
     char *o = LTF_DATA(out[0]);
@@ -180,6 +173,7 @@ ltf_status ltf_cpu_linalg_det(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     (void)nin; (void)a; (void)nout;
     int64_t m, n, batch = batch_of(in[0], &m, &n);
     if (!fits(n, n)) return too_large(ctx, def, n, n);
+    LOAD_BLAS(ctx, def);
     int f64 = in[0]->dtype == LTF_DTYPE_FLOAT64, N = (int)n, info = 0, slog = def->code == 1;
     size_t es = ltf_dtype_size(in[0]->dtype), mat = (size_t)(n * n);
     char *lu = scratch(ctx, def, mat * es + sizeof(int) * (size_t)n);
@@ -226,6 +220,7 @@ ltf_status ltf_cpu_linalg_solve(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor 
     int64_t m, n, k, batch = batch_of(in[0], &m, &n);
     batch_of(in[1], &m, &k);
     if (!fits(n, n) || !fits(n, k)) return too_large(ctx, def, n, k);
+    LOAD_BLAS(ctx, def);
     int f64 = in[0]->dtype == LTF_DTYPE_FLOAT64, N = (int)n, K = (int)k, info = 0;
     size_t es = ltf_dtype_size(in[0]->dtype), mat = (size_t)(n * n), rhs = (size_t)(n * k);
     if (n == 0 || k == 0) return LTF_OK;
@@ -266,6 +261,7 @@ ltf_status ltf_cpu_linalg_triangular_solve(ltf_ctx *ctx, const ltf_op_def *def, 
     int64_t m, n, k, batch = batch_of(o, &n, &k);
     batch_of(A, &m, &n);
     if (!fits(n, n) || !fits(n, k)) return too_large(ctx, def, n, k);
+    LOAD_BLAS(ctx, def);
     int f64 = A->dtype == LTF_DTYPE_FLOAT64, rb = o->rank - 2;
     size_t es = ltf_dtype_size(A->dtype), mat = (size_t)(n * n), rhs = (size_t)(n * k);
     if (o->numel == 0) return LTF_OK;
@@ -289,10 +285,10 @@ ltf_status ltf_cpu_linalg_triangular_solve(ltf_ctx *ctx, const ltf_op_def *def, 
         memcpy(x, pb + (size_t)ob * rhs * es, rhs * es);
         if (n == 0) continue;
         if (f64)
-            cblas_dtrsm(CblasRowMajor, CblasLeft, up, tr, CblasNonUnit, (int)n, (int)k, 1.0,
+            blas->dtrsm(CblasRowMajor, CblasLeft, up, tr, CblasNonUnit, (int)n, (int)k, 1.0,
                         (const double *)(pa + (size_t)oa * mat * es), (int)n, (double *)x, (int)k);
         else
-            cblas_strsm(CblasRowMajor, CblasLeft, up, tr, CblasNonUnit, (int)n, (int)k, 1.0f,
+            blas->strsm(CblasRowMajor, CblasLeft, up, tr, CblasNonUnit, (int)n, (int)k, 1.0f,
                         (const float *)(pa + (size_t)oa * mat * es), (int)n, (float *)x, (int)k);
     }
     return LTF_OK;
@@ -311,6 +307,7 @@ ltf_status ltf_cpu_linalg_qr(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
     (void)nin; (void)nout;
     int64_t m, n, batch = batch_of(in[0], &m, &n);
     if (!fits(m, n) || (a->i[0] && !fits(m, m))) return too_large(ctx, def, m, n);
+    LOAD_BLAS(ctx, def);
     int f64 = in[0]->dtype == LTF_DTYPE_FLOAT64, info = 0;
     int64_t k = m < n ? m : n, qc = a->i[0] ? m : k, cols = n > qc ? n : qc;
     size_t es = ltf_dtype_size(in[0]->dtype), mat = (size_t)(m * n);
@@ -362,6 +359,7 @@ ltf_status ltf_cpu_linalg_svd(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     (void)nin; (void)nout;
     int64_t m, n, batch = batch_of(in[0], &m, &n);
     if (!fits(m, n) || (a->i[0] && (!fits(m, m) || !fits(n, n)))) return too_large(ctx, def, m, n);
+    LOAD_BLAS(ctx, def);
     int f64 = in[0]->dtype == LTF_DTYPE_FLOAT64, full = a->i[0] != 0, uv = a->i[1] != 0, info = 0;
     int64_t p = m < n ? m : n, uc = full ? m : p, vc = full ? n : p;
     size_t es = ltf_dtype_size(in[0]->dtype), mat = (size_t)(m * n);
@@ -426,6 +424,7 @@ ltf_status ltf_cpu_linalg_eigh(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *
     (void)nin; (void)a; (void)nout;
     int64_t m, n, batch = batch_of(in[0], &m, &n);
     if (!fits(n, n)) return too_large(ctx, def, n, n);
+    LOAD_BLAS(ctx, def);
     if (n == 0) return LTF_OK;
     int f64 = in[0]->dtype == LTF_DTYPE_FLOAT64, N = (int)n, info = 0, lwork = -1, liwork = -1, iq = 0;
     size_t es = ltf_dtype_size(in[0]->dtype), mat = (size_t)(n * n);

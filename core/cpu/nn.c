@@ -449,7 +449,8 @@ static ltf_status conv_forward(ltf_ctx *ctx, const char *op, ltf_dtype dt, const
     }
     int64_t tile = conv_tile_rows(p, rows), ntiles = (rows + tile - 1) / tile;
     conv_tile_job j = { p, dt, X, F, Y, NULL, NULL, rows, tile, k, 1, 0 };
-    ltf_cpu_blas_serial();
+    ltf_status st = ltf_cpu_blas_serial(ctx, op);
+    if (st != LTF_OK) return st;
     ltf_pool_for(&ctx->pool, ntiles, 1, conv_forward_tiles, &j);
     if (j.failed) return ltf_fail_oom(ctx, "conv2d scratch", (size_t)(tile * k) * p->es);
     return LTF_OK;
@@ -494,10 +495,11 @@ ltf_status ltf_cpu_nn_conv2d_backprop_filter(ltf_ctx *ctx, const ltf_op_def *def
     int nth = ctx->pool.nthreads > 0 ? ctx->pool.nthreads : 1;
     int64_t per = (ntiles + nth - 1) / nth, nparts = (ntiles + per - 1) / per;
     size_t partb = (size_t)(k * p.o) * p.es;
+    ltf_status st = ltf_cpu_blas_serial(ctx, def->name);
+    if (st != LTF_OK) return st;
     char *part = nparts > 1 ? calloc((size_t)nparts, partb) : DF;
     if (!part) return ltf_fail_oom(ctx, "conv2d_backprop_filter scratch", (size_t)nparts * partb);
     conv_tile_job j = { &p, x->dtype, X, NULL, NULL, DY, part, rows, tile, k, per, 0 };
-    ltf_cpu_blas_serial();
     ltf_pool_for(&ctx->pool, ntiles, per, conv_filter_tiles, &j);
     if (!j.failed && nparts > 1) {   /* df = the sum of the ranges' partial sums, in range order */
         int64_t m = k * p.o;

@@ -16,7 +16,9 @@ int main(void) {
     }
     if (luaL_dostring(L, "local tf = require('tf')\n"
                          "double = tf.fn(function(x) return x * 2 end)\n"
-                         "version = tf.__version__") != LUA_OK) {
+                         "version = tf.__version__\n"
+                         /* BLAS: OpenBLAS is dlopened on first use (docs/internals.md), not linked */
+                         "mm = tf.matmul(tf.ones({2, 3}), tf.fill({3, 2}, 2.0)):numpy()[2][1]") != LUA_OK) {
         fprintf(stderr, "hello: %s\n", lua_tostring(L, -1));
         return 1;
     }
@@ -29,10 +31,12 @@ int main(void) {
         return 1;
     }
     const float *out = ltf_tensor_data(y);
+    lua_getglobal(L, "mm");
+    double mm = lua_tonumber(L, -1);
     lua_getglobal(L, "version");
-    int ok = out[0] == 3.0f && out[1] == -4.0f && strcmp(lua_tostring(L, -1), ltf_version()) == 0;
-    printf("hello: luatf %s (header %s): double({1.5, -2}) = {%g, %g}: %s\n", ltf_version(), LTF_VERSION, out[0],
-           out[1], ok ? "ok" : "FAILED");
+    int ok = out[0] == 3.0f && out[1] == -4.0f && mm == 6.0 && strcmp(lua_tostring(L, -1), ltf_version()) == 0;
+    printf("hello: luatf %s (header %s): double({1.5, -2}) = {%g, %g}, a matmul gives %g: %s\n", ltf_version(),
+           LTF_VERSION, out[0], out[1], mm, ok ? "ok" : "FAILED");
     ltf_tensor_release(x);
     ltf_tensor_release(y);
     lua_close(L);
