@@ -47,4 +47,32 @@ function M.flatten(v, out)
   return out
 end
 
+-- {==== files and child processes (specs that write files or run lua5.4)
+--- A fresh directory under /tmp (the caller removes it).
+function M.tmpdir()
+  local p = io.popen("mktemp -d /tmp/luatf-spec-XXXXXX")
+  local d = p:read("l")
+  p:close()
+  return d
+end
+
+--- The bytes of the file at 'path'.
+function M.slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+--- Write 's' as the whole file at 'path'.
+function M.spit(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+--- 's' quoted for sh.
+function M.shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+-- }====
+
 return M

@@ -1,13 +1,7 @@
 -- tf.train.Checkpoint: object graph keys, save/write/restore, save counter,
 -- status and report, all-or-nothing restores, deferred restores, strings.
+local tmpdir = require("support").tmpdir
 local tf = require("tf")
-
-local function tmpdir()
-  local p = io.popen("mktemp -d /tmp/luatf-ckpt-XXXXXX")
-  local d = p:read("l")
-  p:close()
-  return d
-end
 
 local function keys_of(path)
   local out = {}

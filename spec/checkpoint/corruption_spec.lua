@@ -2,28 +2,13 @@
 -- into wrong values: luatf's files carry a format marker at a fixed place
 -- and a CRC32C over every byte; duplicate JSON keys are refused in any file
 -- (fuzz-repro 14 and 15; docs/checkpoints.md, "Corruption").
+local support = require("support")
+local tmpdir, slurp, spit = support.tmpdir, support.slurp, support.spit
 local tf = require("tf")
 local cjson = require("cjson")
 
 local MAGIC = '{"__metadata__":{"luatf.format":"luatf-checkpoint-2","luatf.crc32c":"'
 
-local function tmpdir()
-  local p = io.popen("mktemp -d /tmp/luatf-ckpt-XXXXXX")
-  local d = p:read("l")
-  p:close()
-  return d
-end
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-local function spit(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 local function flip(s, i, mask) return s:sub(1, i - 1) .. string.char(s:byte(i) ~ mask) .. s:sub(i + 1) end
 
 -- an independent bit-by-bit CRC32C (Castagnoli, reflected 0x82F63B78)

@@ -4,16 +4,10 @@
 -- named point: write (half the data written), fsync (before the file's
 -- fsync), rename (after it, before the rename), dirsync (after the rename,
 -- before the directory's fsync).
+local tmpdir = require("support").tmpdir
 local tf = require("tf")
 
 local build = os.getenv("BUILD_DIR") or "build"
-
-local function tmpdir()
-  local p = io.popen("mktemp -d /tmp/luatf-ckpt-XXXXXX")
-  local d = p:read("l")
-  p:close()
-  return d
-end
 
 -- run a Lua chunk in a child process; returns how it ended ("exit"/"signal") and the code
 local function child(code, env)

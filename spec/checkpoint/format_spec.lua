@@ -1,31 +1,13 @@
 -- The files are standard safetensors (an independent Python reader and
 -- writer, json + struct only), and bad files are refused with clear errors,
 -- never a crash and never a half-restored model.
+local support = require("support")
+local tmpdir, slurp, spit = support.tmpdir, support.slurp, support.spit
 local tf = require("tf")
 local cjson = require("cjson")
 
 local PY = "env -u LD_PRELOAD /usr/bin/python3"   -- not under the sanitizers the specs may run with
 local TOOL = "spec/checkpoint/st_tool.py"
-
-local function tmpdir()
-  local p = io.popen("mktemp -d /tmp/luatf-ckpt-XXXXXX")
-  local d = p:read("l")
-  p:close()
-  return d
-end
-
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function spit(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
 
 local function u64(n) return string.pack("<I8", n) end
 

@@ -1,12 +1,6 @@
 -- tf.train.CheckpointManager and tf.train.latest_checkpoint
+local tmpdir = require("support").tmpdir
 local tf = require("tf")
-
-local function tmpdir()
-  local p = io.popen("mktemp -d /tmp/luatf-ckpt-XXXXXX")
-  local d = p:read("l")
-  p:close()
-  return d
-end
 
 local function exists(p)
   local f = io.open(p, "rb")

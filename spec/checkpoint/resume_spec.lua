@@ -3,16 +3,10 @@
 -- steps run eagerly, in a tf.fn or through model:fit, for every optimizer
 -- with slots. The slots are created by the first step after the restore
 -- (inside the first trace for tf.fn and fit), and take their values there.
+local tmpdir = require("support").tmpdir
 local CHILD = "spec/checkpoint/resume_child.lua"
 
-local function tmpdir()
-  local p = io.popen("mktemp -d /tmp/luatf-resume-XXXXXX")
-  local d = p:read("l")
-  p:close()
-  return d
-end
-
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = require("support").shell_quote
 
 -- the child's output lines; a child that fails fails the spec with its stderr
 local function run(opt, mode, phase, dir)

@@ -6,7 +6,7 @@
 -- Each case runs in a child process (this one has loaded OpenBLAS already).
 require("tf")
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = require("support").shell_quote
 
 -- stdout of a Lua snippet run in a fresh lua5.4, with 'env' ("NAME=value ...") set
 local function run(code, env)

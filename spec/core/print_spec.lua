@@ -2,7 +2,7 @@
 -- signature (defaults: sys.stderr, summarize 3, sep " ", end "\n")
 local tf = require("tf")
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = require("support").shell_quote
 
 -- stdout and stderr of a Lua snippet run with tf loaded
 local function run(code)

@@ -260,7 +260,7 @@ describe("evaluate and predict show progress as Keras", function()
       m:evaluate(tf.ones({8, 2}), tf.ones({8, 1}), {batch_size = 4})
       m:predict(tf.ones({8, 2}), {batch_size = 4})
     ]]
-    local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+    local q = require("support").shell_quote
     local p = io.popen(string.format("LUA_PATH_5_4=%s LUA_CPATH_5_4=%s lua5.4 -e %s 2>&1 | cat", q(package.path),
       q(package.cpath), q(script)))
     local out = p:read("a")
