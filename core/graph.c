@@ -397,6 +397,9 @@ ltf_status ltf_graph_end(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *outs, in
     if (!g->tracing)
         return ltf_fail(ctx, LTF_ERR_FAILED_PRECONDITION, "graph_end: graph '%s' is not being traced (%s)", g->name,
                         g->finished ? "it is finished" : "it was aborted");
+    if (!ctx->graph)   /* set aside by ltf_graph_suspend (an init scope not closed) */
+        return ltf_fail(ctx, LTF_ERR_FAILED_PRECONDITION,
+                        "graph_end: graph '%s' is set aside by an init_scope that was not closed", g->name);
     if (ctx->graph != g)
         return ltf_fail(ctx, LTF_ERR_FAILED_PRECONDITION,
                         "graph_end: graph '%s' is not the innermost trace ('%s' is being traced inside it)", g->name,

@@ -63,3 +63,22 @@ describe("tf.init_scope", function()
       tf.init_scope, 3)
   end)
 end)
+
+describe("an init scope left open when its trace ends", function()
+  it("fails the trace with FailedPreconditionError (no crash), and the engine goes on", function()
+    local token
+    local f = tf.fn(function(x)
+      token = tf.core.init_scope_enter()   -- the raw form, never exited
+      return x
+    end)
+    assert.tf_error("FailedPreconditionError", "is set aside by an init_scope that was not closed", f, tf.constant(1.0))
+    tf.core.init_scope_exit(token)
+    local g = tf.fn(function(x) return x * 2 end)
+    assert.equal(4, g(tf.constant(2.0)):item())
+    local x = tf.constant(3.0)
+    local tape = tf.GradientTape()
+    tape:watch(x)
+    local y = tape:record(function() return x * x end)
+    assert.equal(6, tape:gradient(y, x):item())   -- the tapes record again
+  end)
+end)

@@ -254,3 +254,22 @@ describe("keras Embedding", function()
     assert.is_true(tf.reduce_max(tf.abs(e.embeddings)):item() <= 0.05)
   end)
 end)
+
+describe("keras initializers called with a shape", function()
+  local init = tf.keras.initializers
+  it("take a list, a TensorShape or a 1-D integer tensor", function()
+    assert.shape({2, 3}, init.GlorotUniform{}({2, 3}))
+    assert.shape({4}, init.Zeros{}(tf.TensorShape({4})))
+    assert.shape({2, 2}, init.Ones{}(tf.constant({2, 2})))
+    assert.shape({3, 3, 2, 4}, init.HeNormal{seed = 1}({3, 3, 2, 4}))
+  end)
+  it("refuse anything else with an error, not a hang (a tensor's # is its first dimension)", function()
+    assert.tf_error("TypeError", "GlorotUniform: 'shape' expected a list of non-negative integers, a TensorShape " ..
+      "or a 1-D integer tensor, got a float32 tensor of shape (3000000000, 0)",
+      init.GlorotUniform{}, tf.ones({3000000000, 0}))
+    assert.tf_error("ValueError", "GlorotUniform: 'shape' must hold non-negative integers, got -1 at 2",
+      init.GlorotUniform{}, {2, -1})
+    assert.tf_error("TypeError", "Zeros: 'shape' expected a list of non-negative integers, a TensorShape or a " ..
+      "1-D integer tensor, got string", init.Zeros{}, "2x2")
+  end)
+end)

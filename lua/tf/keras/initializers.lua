@@ -12,7 +12,36 @@ return function(tf)
   local Init = {}
   Init.__index = Init
   Init.__name = "tf.keras.initializers.Initializer"
-  function Init.__call(self, shape, dtype) return self:_make(shape, tf.dtypes.as_dtype(dtype or tf.float32)) end
+  --- The shape an initializer is called with, as a Lua list: a list of
+  -- non-negative integers, a fully known TensorShape or a 1-D integer tensor.
+  local function shape_list(self, shape)
+    local what = self._class .. ": 'shape'"
+    if tf.is_tensor(shape) then
+      if shape.rank ~= 1 or not (shape.dtype == tf.int32 or shape.dtype == tf.int64) then
+        raise("TypeError", ("%s expected a list of non-negative integers, a TensorShape or a 1-D integer tensor, " ..
+          "got a %s tensor of shape %s"):format(what, shape.dtype.name, tostring(shape.shape)), 3)
+      end
+      shape = shape:totable()
+    elseif type(shape) == "table" and type(shape.as_list) == "function" then
+      shape = shape:as_list()
+      if shape == nil then raise("ValueError", what .. " must be fully known, got an unknown rank", 3) end
+    elseif type(shape) ~= "table" then
+      raise("TypeError", ("%s expected a list of non-negative integers, a TensorShape or a 1-D integer tensor, " ..
+        "got %s"):format(what, type(shape)), 3)
+    end
+    local list = {}
+    for i, d in ipairs(shape) do
+      if math.type(d) ~= "integer" or d < 0 then
+        raise("ValueError", ("%s must hold non-negative integers, got %s at %d"):format(what, tostring(d), i), 3)
+      end
+      list[i] = d
+    end
+    return list
+  end
+
+  function Init.__call(self, shape, dtype)
+    return self:_make(shape_list(self, shape), tf.dtypes.as_dtype(dtype or tf.float32))
+  end
   function Init.__tostring(self) return ("<tf.keras.initializers.%s>"):format(self._class) end
 
   local function check_opts(class, opts, accepted)
@@ -43,7 +72,6 @@ return function(tf)
     for i = 1, n - 2 do rf = rf * shape[i] end
     return shape[n - 1] * rf, shape[n] * rf
   end
-  I._compute_fans = fans
 
   local function uniform(shape, dtype, limit_lo, limit_hi, seed)
     return tf.random.uniform(shape, {minval = limit_lo, maxval = limit_hi, dtype = dtype, seed = seed})
