@@ -2,36 +2,14 @@
 small eager ops), as the shared peers measure it (../shared/bench-peers,
 small_op_us and chain100): a + b on 2x2 float32 in a plain loop, and the
 100-op chain (x*1.0001, x+0.5, tanh, repeated) on 64 float32, per op.
-Method as bench/timing.lua: median of 5 timed loops of about 0.25 s after a
-warm-up; the collector is off inside a loop. Prints RESULT lines."""
-import gc
-import statistics
-import time
+Method: bench/peer_timing.py's timed_loop (as bench/timing.lua). Prints RESULT lines."""
+import os as _os
+import sys as _sys
 
 import numpy as np
 
-
-def timed(loop, inner=None):
-    """Median seconds per iteration of loop(n)."""
-    loop(1)
-    if inner is None:
-        inner = 1
-        while True:
-            t0 = time.perf_counter()
-            loop(inner)
-            if time.perf_counter() - t0 > 0.05:
-                break
-            inner *= 2
-        inner = max(1, int(inner * 0.25 / 0.05))
-    samples = []
-    for _ in range(5):
-        gc.collect()
-        gc.disable()
-        t0 = time.perf_counter()
-        loop(inner)
-        samples.append((time.perf_counter() - t0) / inner)
-        gc.enable()
-    return statistics.median(samples)
+_sys.path.insert(0, _os.path.dirname(_os.path.abspath(__file__)))
+from peer_timing import timed_loop  # noqa: E402
 
 
 def make_chain(nops=100):
@@ -51,14 +29,14 @@ def main():
     def add_loop(n):
         for _ in range(n):
             a + b
-    print("RESULT numpy_small_op_us %.6g us/op" % (timed(add_loop, 100_000) * 1e6))
+    print("RESULT numpy_small_op_us %.6g us/op" % (timed_loop(add_loop, 100_000) * 1e6))
     chain = make_chain()
     x = np.random.rand(64).astype(np.float32)
 
     def chain_loop(n):
         for _ in range(n):
             chain(x)
-    print("RESULT numpy_chain100_us_per_op %.6g us/op" % (timed(chain_loop) * 1e6 / 100))
+    print("RESULT numpy_chain100_us_per_op %.6g us/op" % (timed_loop(chain_loop) * 1e6 / 100))
 
 
 if __name__ == "__main__":

@@ -6,16 +6,17 @@ import statistics
 import time
 
 
-def timed(fn, inner=None):
-    """Median seconds per call of fn(); 'inner' calls per loop, chosen so a
-    loop lasts about 0.25 s when not given."""
-    fn()
+def timed_loop(loop, inner=None):
+    """Median seconds per iteration of loop(n), which runs its body n times
+    (for bodies so small that calling a function per iteration would
+    dominate); 'inner' iterations per timed loop, chosen so a loop lasts
+    about 0.25 s when not given."""
+    loop(1)
     if inner is None:
         inner = 1
         while True:
             t0 = time.perf_counter()
-            for _ in range(inner):
-                fn()
+            loop(inner)
             if time.perf_counter() - t0 > 0.05:
                 break
             inner *= 2
@@ -25,8 +26,15 @@ def timed(fn, inner=None):
         gc.collect()
         gc.disable()
         t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
+        loop(inner)
         samples.append((time.perf_counter() - t0) / inner)
         gc.enable()
     return statistics.median(samples)
+
+
+def timed(fn, inner=None):
+    """Median seconds per call of fn()."""
+    def loop(n):
+        for _ in range(n):
+            fn()
+    return timed_loop(loop, inner)

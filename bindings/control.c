@@ -9,8 +9,7 @@
 #define PRINT_FORMATTER "tf.print_formatter"
 
 /* The print hook: formatter(opts, t1, ..., tn), opts = {sep=, ["end"]=,
-** summarize=, stream=}, writes the values (lua/tf/format.lua); a string it
-** returns instead is written here, then 'end', to stdout or stderr. */
+** summarize=, stream=}, writes the values (lua/tf/format.lua). */
 static ltf_status print_hook(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int n, const ltf_print_options *o) {
     ltfL_state *s = ud;
     lua_State *L = s->L;
@@ -35,22 +34,13 @@ static ltf_status print_hook(ltf_ctx *ctx, void *ud, ltf_tensor *const *in, int 
         b->t = ltf_tensor_retain(in[i]);
         luaL_setmetatable(L, LTFL_TENSOR);
     }
-    if (lua_pcall(L, n + 1, 1, 0) != LUA_OK) {
+    ltf_status st = LTF_OK;
+    if (lua_pcall(L, n + 1, 0, 0) != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
-        ltf_status st = ltf_ctx_set_error(ctx, LTF_ERR_INTERNAL, msg ? msg : "print: formatter failed");
-        lua_settop(L, top);
-        return st;
-    }
-    size_t len;
-    const char *line = lua_tolstring(L, -1, &len);
-    if (line) {
-        FILE *f = o->stream == LTF_PRINT_STDOUT ? stdout : stderr;
-        fwrite(line, 1, len, f);
-        fputs(o->end, f);
-        fflush(f);
+        st = ltf_ctx_set_error(ctx, LTF_ERR_INTERNAL, msg ? msg : "print: formatter failed");
     }
     lua_settop(L, top);
-    return LTF_OK;
+    return st;
 }
 
 static int ctl_set_print_formatter(lua_State *L) {

@@ -73,6 +73,17 @@ end
 
 --- 's' quoted for sh.
 function M.shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+--- An independent bit-by-bit CRC32C (Castagnoli, reflected 0x82F63B78) of
+-- 's', the reference the checkpoint specs check the engine's against.
+function M.crc32c(s)
+  local c = 0xffffffff
+  for i = 1, #s do
+    c = c ~ s:byte(i)
+    for _ = 1, 8 do c = (c & 1 == 1) and ((c >> 1) ~ 0x82F63B78) or (c >> 1) end
+  end
+  return c ~ 0xffffffff
+end
 -- }====
 
 return M

@@ -35,6 +35,7 @@ int main(void) {
     ltf_tensor *tb = ltf_tensor_from_data(ctx, LTF_DTYPE_INT64, 1, db, b);
     ltf_tensor *ts[2] = { ta, tb };
     uint64_t begins[2] = { 0, 16 };   /* a: 12 bytes, 4 of padding, b: 16 bytes */
+    /* the eight digits after the marker are where ltf_ckpt_write puts the CRC */
     const char *hdr = LTF_CKPT_MAGIC "XXXXXXXX\"},"
                       "\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},"
                       "\"b\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[16,32]}}";

@@ -11,15 +11,7 @@ local MAGIC = '{"__metadata__":{"luatf.format":"luatf-checkpoint-2","luatf.crc32
 
 local function flip(s, i, mask) return s:sub(1, i - 1) .. string.char(s:byte(i) ~ mask) .. s:sub(i + 1) end
 
--- an independent bit-by-bit CRC32C (Castagnoli, reflected 0x82F63B78)
-local function crc32c(s)
-  local c = 0xffffffff
-  for i = 1, #s do
-    c = c ~ s:byte(i)
-    for _ = 1, 8 do c = (c & 1 == 1) and ((c >> 1) ~ 0x82F63B78) or (c >> 1) end
-  end
-  return c ~ 0xffffffff
-end
+local crc32c = support.crc32c   -- an independent bit-by-bit CRC32C
 
 -- a luatf file made here: `header` starts with MAGIC .. "00000000\"";
 -- the checksum is the CRC32C of every byte but its own 8 digits

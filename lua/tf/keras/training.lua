@@ -366,6 +366,20 @@ return function(tf)
     return step
   end
 
+  local EVALUATE_KEYS = {batch_size = true, verbose = true, return_dict = true, steps = true}
+  local PREDICT_KEYS = {batch_size = true, verbose = true, steps = true}
+  local function check_keys(what, opts, keys)
+    for k in pairs(opts) do
+      if not keys[k] then
+        local names = {}
+        for n in pairs(keys) do names[#names + 1] = n end
+        table.sort(names)
+        raise("TypeError", sfmt("%s: unknown option '%s' (accepted: %s)", what, tostring(k),
+          table.concat(names, ", ")), 3)
+      end
+    end
+  end
+
   local FIT_KEYS = {epochs = true, batch_size = true, validation_data = true, validation_split = true,
                     shuffle = true, callbacks = true, verbose = true, initial_epoch = true,
                     steps_per_epoch = true, validation_batch_size = true}
@@ -379,13 +393,7 @@ return function(tf)
       opts, y = y, nil
     end
     opts = opts or {}
-    for k in pairs(opts) do
-      if not FIT_KEYS[k] then
-        raise("TypeError", sfmt("fit: unknown option '%s' (accepted: batch_size, callbacks, epochs, initial_epoch, " ..
-          "shuffle, steps_per_epoch, validation_batch_size, validation_data, validation_split, verbose)",
-          tostring(k)), 2)
-      end
-    end
+    check_keys("fit", opts, FIT_KEYS)
     local epochs = opts.epochs or 1
     local batch_size = opts.batch_size or 32
     local verbose = verbosity(opts.verbose, "fit")
@@ -472,20 +480,6 @@ return function(tf)
     cb("on_train_end", {})
     rawset(model, "history", history)
     return history
-  end
-
-  local EVALUATE_KEYS = {batch_size = true, verbose = true, return_dict = true, steps = true}
-  local PREDICT_KEYS = {batch_size = true, verbose = true, steps = true}
-  local function check_keys(what, opts, keys)
-    for k in pairs(opts) do
-      if not keys[k] then
-        local names = {}
-        for n in pairs(keys) do names[#names + 1] = n end
-        table.sort(names)
-        raise("TypeError", sfmt("%s: unknown option '%s' (accepted: %s)", what, tostring(k),
-          table.concat(names, ", ")), 3)
-      end
-    end
   end
 
   --- model:evaluate(x, y, {batch_size=32, verbose="auto", return_dict=false, steps=}) or
