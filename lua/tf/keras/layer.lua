@@ -67,9 +67,25 @@ return function(tf)
   local function layer_call(self, ...) return self:__call_layer(...) end
   local function layer_tostring(self) return self:__tostring_layer() end
 
+  --- Class.from_config(config) (or Class:from_config(config)): a new layer
+  -- made from get_config's table. Each class gets its own, bound to it.
+  local function class_from_config(cls)
+    return function(a, b)
+      local config = b
+      if b == nil and a ~= cls then config = a end
+      if type(config) ~= "table" then
+        raise("TypeError", sfmt("%s.from_config: expected a config table, got %s", cls._class_name, type(config)), 2)
+      end
+      local c = {}
+      for k, v in pairs(config) do c[k] = v end
+      return cls(c)
+    end
+  end
+
   local function make_class(parent, name, methods)
     local cls = {}
     if methods then for k, v in pairs(methods) do cls[k] = v end end
+    if not (methods and methods.from_config) then cls.from_config = class_from_config(cls) end
     cls._class_name = name
     cls.__name = name
     cls.__index = instance_index(cls)
@@ -424,13 +440,66 @@ return function(tf)
     rawset(self, "built", true)
   end
 
-  --- layer(inputs [, {training = bool}])
+  -- {==== masks (Keras's _keras_mask): a boolean tensor attached to a
+  -- tensor, kept in a weak-keyed table of this lua_State's tf (a tensor
+  -- object cannot hold fields). A layer's call gets its input's mask as
+  -- opts.mask; its output gets self:compute_mask(inputs, mask).
+  local masks = setmetatable({}, {__mode = "k"})
+  --- The mask attached to tensor `t` (nil when none); a table of tensors
+  -- gives a table of their masks (nil when none has one).
+  local function get_mask(t)
+    if type(t) == "table" and getmetatable(t) == nil then
+      local out, any = {}, false
+      for k, v in pairs(t) do
+        local m = get_mask(v)
+        if m ~= nil then out[k] = m; any = true end
+      end
+      return any and out or nil
+    end
+    if t == nil then return nil end
+    return masks[t]
+  end
+  --- Attach mask `m` (or nil) to tensor `t` (or the matching entries of a
+  -- table of tensors); returns t.
+  local function set_mask(t, m)
+    if type(t) == "table" and getmetatable(t) == nil then
+      for k, v in pairs(t) do set_mask(v, type(m) == "table" and getmetatable(m) == nil and m[k] or m) end
+      return t
+    end
+    if t ~= nil and (type(t) == "userdata" or type(t) == "table") then masks[t] = m end
+    return t
+  end
+  tf.core.internal.keras.get_mask = get_mask
+  tf.core.internal.keras.set_mask = set_mask
+
+  --- Layer.supports_masking (false by default): a layer that passes its
+  -- input's mask through unchanged sets it to true.
+  Layer.supports_masking = false
+  --- compute_mask(inputs, mask): the output's mask. The default passes the
+  -- mask through when the layer supports masking, and drops it otherwise.
+  function Layer.compute_mask(self, _, mask)
+    if self.supports_masking then return mask end
+    return nil
+  end
+  -- }====
+
+  --- layer(inputs [, {training = bool, mask = tensor}])
   function Layer.__call_layer(self, inputs, opts)
     if opts ~= nil and (type(opts) ~= "table" or tf.is_tensor(opts)) then
       raise("TypeError", sfmt("layer \"%s\": the second argument must be an options table {training = bool}, got %s",
         self.name, type(opts)), 3)
     end
     opts = opts or {}
+    local mask = opts.mask
+    if mask == nil then
+      mask = get_mask(inputs)
+      if mask ~= nil then
+        local o = {}
+        for k, v in pairs(opts) do o[k] = v end
+        o.mask = mask
+        opts = o
+      end
+    end
     inputs = to_input(self, inputs)
     if not self.built then self:_maybe_build(shape_of(inputs)) end
     local call = self.call
@@ -447,6 +516,8 @@ return function(tf)
       out = call(self, inputs, opts)
     end
     record_output(self, out)
+    local out_mask = self:compute_mask(inputs, mask)
+    if out_mask ~= nil or mask ~= nil then set_mask(out, out_mask) end
     return out
   end
 
@@ -538,6 +609,16 @@ return function(tf)
     end
     return sfmt("%s(%s)", self._class_name, table.concat(parts, ", "))
   end
+
+  -- {==== configs
+  --- layer:get_config(): a plain table of the constructor's keyword
+  -- arguments (Keras names), enough for `Class.from_config(config)` to make
+  -- an equal, unbuilt layer. The base has name, trainable and dtype; a
+  -- subclass adds its own (`local c = Parent.get_config(self); c.units = ...`).
+  function Layer.get_config(self)
+    return {name = self.name, trainable = self.trainable, dtype = rawget(self, "_dtype").name}
+  end
+  -- }====
 
   -- The root class: Layer itself is made like its subclasses.
   local Base = make_class(nil, "Layer", Layer)
