@@ -1,6 +1,9 @@
 --- tf.keras.losses: MeanSquaredError, MeanAbsoluteError,
 -- SparseCategoricalCrossentropy, CategoricalCrossentropy,
--- BinaryCrossentropy, Huber (objects: `loss(y_true, y_pred [, sample_weight])`)
+-- BinaryCrossentropy, Huber, KLDivergence, CosineSimilarity, Hinge,
+-- SquaredHinge, CategoricalHinge, LogCosh, Poisson,
+-- MeanSquaredLogarithmicError, MeanAbsolutePercentageError,
+-- BinaryFocalCrossentropy (objects: `loss(y_true, y_pred [, sample_weight])`)
 -- and the functions of the same formulas (tf.keras.losses.mean_squared_error,
 -- ...) returning the per-sample loss. Reductions: "sum_over_batch_size"
 -- (the default: the weighted sum divided by the number of per-sample
@@ -118,6 +121,89 @@ return function(tf)
     return tf.reduce_mean(l, -1)
   end
 
+  --- The Keras losses of issue 19 (per-sample functions, the last axis
+  -- averaged or summed as Keras does).
+  local function l2_normalize(x, axis)
+    return x * tf.math.rsqrt(tf.maximum(tf.reduce_sum(tf.square(x), axis, true), 1e-12))
+  end
+  function losses.kl_divergence(y_true, y_pred)
+    y_true, y_pred = prep("kl_divergence", y_true, y_pred)
+    y_true = tf.clip_by_value(y_true, EPS, 1)
+    y_pred = tf.clip_by_value(y_pred, EPS, 1)
+    return tf.reduce_sum(y_true * tf.math.log(y_true / y_pred), -1)
+  end
+  function losses.cosine_similarity(y_true, y_pred, axis)
+    y_true, y_pred = prep("cosine_similarity", y_true, y_pred)
+    axis = axis or -1
+    return -tf.reduce_sum(l2_normalize(y_true, axis) * l2_normalize(y_pred, axis), axis)
+  end
+  -- labels in {0, 1} become {-1, 1} (Keras's rule: only when every label is 0 or 1)
+  local function signed_labels(y_true)
+    local is01 = tf.reduce_all(tf.logical_or(tf.equal(y_true, 0), tf.equal(y_true, 1)))
+    return tf.where(is01, 2 * y_true - 1, y_true)
+  end
+  function losses.hinge(y_true, y_pred)
+    y_true, y_pred = prep("hinge", y_true, y_pred)
+    return tf.reduce_mean(tf.maximum(1 - signed_labels(y_true) * y_pred, 0), -1)
+  end
+  function losses.squared_hinge(y_true, y_pred)
+    y_true, y_pred = prep("squared_hinge", y_true, y_pred)
+    return tf.reduce_mean(tf.square(tf.maximum(1 - signed_labels(y_true) * y_pred, 0)), -1)
+  end
+  function losses.categorical_hinge(y_true, y_pred)
+    y_true, y_pred = prep("categorical_hinge", y_true, y_pred)
+    local pos = tf.reduce_sum(y_true * y_pred, -1)
+    local neg = tf.reduce_max((1 - y_true) * y_pred, -1)
+    return tf.maximum(neg - pos + 1, 0)
+  end
+  function losses.log_cosh(y_true, y_pred)
+    y_true, y_pred = prep("log_cosh", y_true, y_pred)
+    local x = y_pred - y_true
+    return tf.reduce_mean(x + tf.nn.softplus(-2 * x) - math.log(2), -1)
+  end
+  function losses.poisson(y_true, y_pred)
+    y_true, y_pred = prep("poisson", y_true, y_pred)
+    return tf.reduce_mean(y_pred - y_true * tf.math.log(y_pred + EPS), -1)
+  end
+  function losses.mean_squared_logarithmic_error(y_true, y_pred)
+    y_true, y_pred = prep("mean_squared_logarithmic_error", y_true, y_pred)
+    local a = tf.math.log(tf.maximum(y_pred, EPS) + 1)
+    local b = tf.math.log(tf.maximum(y_true, EPS) + 1)
+    return tf.reduce_mean(tf.square(a - b), -1)
+  end
+  function losses.mean_absolute_percentage_error(y_true, y_pred)
+    y_true, y_pred = prep("mean_absolute_percentage_error", y_true, y_pred)
+    local d = tf.abs((y_true - y_pred) / tf.maximum(tf.abs(y_true), EPS))
+    return 100 * tf.reduce_mean(d, -1)
+  end
+  --- binary_focal_crossentropy(y_true, y_pred, {apply_class_balancing=false,
+  -- alpha=0.25, gamma=2, from_logits=false, label_smoothing=0}) (Keras 3's form).
+  function losses.binary_focal_crossentropy(y_true, y_pred, o)
+    o = o or {}
+    y_true, y_pred = prep("binary_focal_crossentropy", y_true, y_pred)
+    check_same("binary_focal_crossentropy", y_true, y_pred)
+    local ls = o.label_smoothing or 0
+    if ls > 0 then y_true = y_true * (1 - ls) + 0.5 * ls end
+    if o.from_logits then y_pred = tf.sigmoid(y_pred) end
+    local p = tf.clip_by_value(y_pred, EPS, 1 - EPS)
+    local bce = -(y_true * tf.math.log(p) + (1 - y_true) * tf.math.log(1 - p))
+    local p_t = y_true * y_pred + (1 - y_true) * (1 - y_pred)
+    local l = tf.pow(1 - p_t, o.gamma or 2.0) * bce
+    if o.apply_class_balancing then
+      local alpha = o.alpha or 0.25
+      l = (y_true * alpha + (1 - y_true) * (1 - alpha)) * l
+    end
+    return tf.reduce_mean(l, -1)
+  end
+  losses.kld = losses.kl_divergence
+  losses.KLD = losses.kl_divergence
+  losses.kullback_leibler_divergence = losses.kl_divergence
+  losses.logcosh = losses.log_cosh
+  losses.msle = losses.mean_squared_logarithmic_error
+  losses.MSLE = losses.mean_squared_logarithmic_error
+  losses.mape = losses.mean_absolute_percentage_error
+  losses.MAPE = losses.mean_absolute_percentage_error
+
   losses.mse = losses.mean_squared_error
   losses.MSE = losses.mean_squared_error
   losses.mae = losses.mean_absolute_error
@@ -174,6 +260,7 @@ return function(tf)
     cls.__name = "tf.keras.losses." .. cname
     cls._class = cname
     cls.call = fn
+    cls._extra = extra
     setmetatable(cls, {__index = Loss, __call = function(_, args)
       args = args or {}
       if type(args) ~= "table" then raise("TypeError", sfmt("%s: expected a keyword table", cname), 2) end
@@ -199,6 +286,15 @@ return function(tf)
     return cls
   end
 
+  --- loss:get_config(): name, reduction and the class's keywords;
+  -- Class.from_config(config) = Class(config).
+  function Loss:get_config()
+    local c = {name = self.name, reduction = self.reduction}
+    for k in pairs(self._extra or {}) do c[k] = self[k] end
+    return c
+  end
+  function Loss.from_config(cls, config) return cls(config) end
+
   class("MeanSquaredError", "mean_squared_error", {}, nil,
     function(_, yt, yp) return losses.mean_squared_error(yt, yp) end)
   class("MeanAbsoluteError", "mean_absolute_error", {}, nil,
@@ -214,7 +310,31 @@ return function(tf)
   class("BinaryCrossentropy", "binary_crossentropy", {from_logits = false}, nil,
     function(self, yt, yp) return losses.binary_crossentropy(yt, yp, self.from_logits) end)
 
+  class("KLDivergence", "kl_divergence", {}, nil,
+    function(_, yt, yp) return losses.kl_divergence(yt, yp) end)
+  class("CosineSimilarity", "cosine_similarity", {axis = -1}, nil,
+    function(self, yt, yp) return losses.cosine_similarity(yt, yp, self.axis) end)
+  class("Hinge", "hinge", {}, nil, function(_, yt, yp) return losses.hinge(yt, yp) end)
+  class("SquaredHinge", "squared_hinge", {}, nil, function(_, yt, yp) return losses.squared_hinge(yt, yp) end)
+  class("CategoricalHinge", "categorical_hinge", {}, nil,
+    function(_, yt, yp) return losses.categorical_hinge(yt, yp) end)
+  class("LogCosh", "log_cosh", {}, nil, function(_, yt, yp) return losses.log_cosh(yt, yp) end)
+  class("Poisson", "poisson", {}, nil, function(_, yt, yp) return losses.poisson(yt, yp) end)
+  class("MeanSquaredLogarithmicError", "mean_squared_logarithmic_error", {}, nil,
+    function(_, yt, yp) return losses.mean_squared_logarithmic_error(yt, yp) end)
+  class("MeanAbsolutePercentageError", "mean_absolute_percentage_error", {}, nil,
+    function(_, yt, yp) return losses.mean_absolute_percentage_error(yt, yp) end)
+  class("BinaryFocalCrossentropy", "binary_focal_crossentropy",
+    {apply_class_balancing = false, alpha = 0.25, gamma = 2.0, from_logits = false, label_smoothing = 0}, nil,
+    function(self, yt, yp) return losses.binary_focal_crossentropy(yt, yp, self) end)
+
   local BY_NAME = {
+    kl_divergence = "KLDivergence", kld = "KLDivergence", kullback_leibler_divergence = "KLDivergence",
+    cosine_similarity = "CosineSimilarity", hinge = "Hinge", squared_hinge = "SquaredHinge",
+    categorical_hinge = "CategoricalHinge", log_cosh = "LogCosh", logcosh = "LogCosh", poisson = "Poisson",
+    mean_squared_logarithmic_error = "MeanSquaredLogarithmicError", msle = "MeanSquaredLogarithmicError",
+    mean_absolute_percentage_error = "MeanAbsolutePercentageError", mape = "MeanAbsolutePercentageError",
+    binary_focal_crossentropy = "BinaryFocalCrossentropy",
     mean_squared_error = "MeanSquaredError", mse = "MeanSquaredError",
     mean_absolute_error = "MeanAbsoluteError", mae = "MeanAbsoluteError",
     huber = "Huber", huber_loss = "Huber",
@@ -228,6 +348,7 @@ return function(tf)
   function losses.get(x)
     if type(x) == "string" then
       local c = BY_NAME[x] or BY_NAME[x:lower()]
+      if not c and type(rawget(losses, x)) == "table" and rawget(losses, x)._class == x then c = x end
       if not c then
         local names = {}
         for n in pairs(BY_NAME) do names[#names + 1] = n end
