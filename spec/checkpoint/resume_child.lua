@@ -17,6 +17,14 @@ local configs = {
   adamw = function() return tf.keras.optimizers.AdamW{learning_rate = 0.1, weight_decay = 0.01} end,
   rmsprop = function() return tf.keras.optimizers.RMSprop{learning_rate = 0.05, momentum = 0.5, centered = true} end,
   adagrad = function() return tf.keras.optimizers.Adagrad{learning_rate = 0.1} end,
+  nadam = function() return tf.keras.optimizers.Nadam{learning_rate = 0.1} end,
+  adamax = function() return tf.keras.optimizers.Adamax{learning_rate = 0.1} end,
+  adadelta = function() return tf.keras.optimizers.Adadelta{learning_rate = 1.0} end,
+  ftrl = function()
+    return tf.keras.optimizers.Ftrl{learning_rate = 0.1, l1_regularization_strength = 0.01,
+      l2_regularization_strength = 0.01, l2_shrinkage_regularization_strength = 0.01, beta = 0.1}
+  end,
+  lion = function() return tf.keras.optimizers.Lion{learning_rate = 0.01} end,
 }
 
 local model = tf.keras.Sequential{
@@ -70,6 +78,7 @@ for i, v in ipairs(model.trainable_variables) do
     if ok then put("var" .. i .. "/" .. s, slot:value()) end
   end
 end
+if opt.u_product then put("u_product", opt.u_product:value()) end
 out[#out + 1] = "iterations " .. tostring(opt.iterations:value():item())
 if status then
   out[#out + 1] = "pending " .. #status:report_table().pending

@@ -21,7 +21,8 @@ local function run(opt, mode, phase, dir)
   return lines
 end
 
-local OPTIMIZERS = {"sgd_momentum", "sgd_nesterov", "adam", "adam_amsgrad", "adamw", "rmsprop", "adagrad"}
+local OPTIMIZERS = {"sgd_momentum", "sgd_nesterov", "adam", "adam_amsgrad", "adamw", "rmsprop", "adagrad",
+                    "nadam", "adamax", "adadelta", "ftrl", "lion"}
 
 describe("a run resumed from a checkpoint", function()
   for _, mode in ipairs({"eager", "fn", "fit"}) do

@@ -1,5 +1,6 @@
 --- tf.keras.optimizers: SGD (momentum, nesterov), Adam (amsgrad), AdamW,
--- RMSprop, Adagrad with Keras's defaults and update formulas, and
+-- RMSprop, Adagrad, Nadam, Adamax, Adadelta, Ftrl, Lion with Keras's
+-- defaults and update formulas, and
 -- tf.keras.optimizers.schedules. Each variable's update is ONE fused C op
 -- (core.apply_sgd, apply_momentum, apply_adam, apply_rmsprop, apply_adagrad:
 -- family "optim"), eagerly and inside tf.fn. Slots are tf.Variables created
@@ -250,6 +251,7 @@ return function(tf)
     grads = clip(self, grads)
     local lr = self:_current_lr()
     self._cur_step = self._needs_step and self:_step() or nil   -- once per call, not per variable
+    if self._before_apply then self:_before_apply() end         -- once per call (Nadam's u_product)
     for i = 1, n do
       local g = grads[i]
       if g ~= nil then
@@ -374,14 +376,218 @@ return function(tf)
   end
   -- }====
 
-  --- tf.keras.optimizers.get(name_or_object): "sgd", "adam", "adamw", "rmsprop", "adagrad".
-  local BY_NAME = {sgd = SGD, adam = Adam, adamw = AdamW, rmsprop = RMSprop, adagrad = Adagrad}
+  -- {==== Nadam, Adamax, Adadelta, Ftrl, Lion: Keras's update_step
+  -- formulas as tensor ops on the variable and its slots (several ops per
+  -- variable, not one fused op). Scalars derived from the step are computed
+  -- in Lua float64 eagerly (a float64 tensor while tracing), then cast to the
+  -- variable's dtype.
+  local function cast_to(x, dtype)
+    if type(x) == "number" then return tf.constant(x, dtype) end
+    if x.dtype ~= dtype then return tf.cast(x, dtype) end
+    return x
+  end
+  local function pow(a, b)   -- a ^ b for numbers, or a tensor b
+    if type(b) == "number" then return a ^ b end
+    return tf.pow(tf.constant(a, tf.float64), b)
+  end
+  local function unit_interval(cls, o, k, open_low)
+    local v = o[k]
+    if type(v) ~= "number" or v > 1 or v < 0 or (open_low and v == 0) then
+      raise("ValueError", sfmt("%s: '%s' must be a number in %s0, 1], got %s", cls, k, open_low and "(" or "[",
+        tostring(v)), 4)
+    end
+  end
+
+  --- Nadam{learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7}
+  -- (Keras 3's form: u_t = beta_1 (1 - 0.5 * 0.96^t), the running product
+  -- of the u_t kept in the variable opt.u_product, checkpointed).
+  local Nadam = class("Nadam")
+  Nadam._needs_step = true
+  function Nadam._new(args)
+    local o = options("Nadam", args, {beta_1 = true, beta_2 = true, epsilon = true},
+      {learning_rate = 0.001, beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7})
+    local self = new(Nadam, o, {"m", "v"})
+    self.u_product = tf.Variable(tf.constant(1, tf.float64), {name = "u_product", trainable = false})
+    return self
+  end
+  function Nadam:_create_slots(var)
+    self:_slot(var, "m")
+    self:_slot(var, "v")
+  end
+  function Nadam:_checkpoint_children()
+    return {{"iter", self.iterations}, {"u_product", self.u_product}}
+  end
+  function Nadam:_before_apply()
+    local t = self._cur_step
+    local u = self.beta_1 * (1 - 0.5 * pow(0.96, t))
+    self.u_product:assign(self.u_product:value() * cast_to(u, tf.float64))
+  end
+  function Nadam:_update(var, g, lr)
+    local dt = var.dtype
+    local t = self._cur_step or self:_step()
+    local b1, b2 = self.beta_1, self.beta_2
+    local u_t = b1 * (1 - 0.5 * pow(0.96, t))
+    local u_t1 = b1 * (1 - 0.5 * pow(0.96, t + 1))
+    local up = self.u_product:value()
+    local up1 = up * cast_to(u_t1, tf.float64)
+    local m, v = self:_slot(var, "m"), self:_slot(var, "v")
+    m:assign_add((g - m:value()) * (1 - b1))
+    v:assign_add((tf.square(g) - v:value()) * (1 - b2))
+    local m_hat = cast_to(u_t1, dt) * m:value() / cast_to(1 - up1, dt) + cast_to(1 - u_t, dt) * g / cast_to(1 - up, dt)
+    local v_hat = v:value() / cast_to(1 - pow(b2, t), dt)
+    var:assign_sub(m_hat * cast_to(lr, dt) / (tf.sqrt(v_hat) + self.epsilon))
+  end
+
+  --- Adamax{learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7}
+  local Adamax = class("Adamax")
+  Adamax._needs_step = true
+  function Adamax._new(args)
+    local o = options("Adamax", args, {beta_1 = true, beta_2 = true, epsilon = true},
+      {learning_rate = 0.001, beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7})
+    return new(Adamax, o, {"m", "u"})
+  end
+  function Adamax:_create_slots(var)
+    self:_slot(var, "m")
+    self:_slot(var, "u")
+  end
+  function Adamax:_update(var, g, lr)
+    local dt = var.dtype
+    local t = self._cur_step or self:_step()
+    local m, u = self:_slot(var, "m"), self:_slot(var, "u")
+    m:assign_add((g - m:value()) * (1 - self.beta_1))
+    u:assign(tf.maximum(u:value() * self.beta_2, tf.abs(g)))
+    local denom = cast_to(1 - pow(self.beta_1, t), dt) * (u:value() + self.epsilon)
+    var:assign_sub(cast_to(lr, dt) * m:value() / denom)
+  end
+
+  --- Adadelta{learning_rate=0.001, rho=0.95, epsilon=1e-7}
+  local Adadelta = class("Adadelta")
+  function Adadelta._new(args)
+    local o = options("Adadelta", args, {rho = true, epsilon = true},
+      {learning_rate = 0.001, rho = 0.95, epsilon = 1e-7})
+    return new(Adadelta, o, {"accumulated_grad", "accumulated_delta_var"})
+  end
+  function Adadelta:_create_slots(var)
+    self:_slot(var, "accumulated_grad")
+    self:_slot(var, "accumulated_delta_var")
+  end
+  function Adadelta:_update(var, g, lr)
+    local rho, eps = self.rho, self.epsilon
+    local ag, adv = self:_slot(var, "accumulated_grad"), self:_slot(var, "accumulated_delta_var")
+    ag:assign(ag:value() * rho + tf.square(g) * (1 - rho))
+    local delta = -tf.sqrt(adv:value() + eps) * g / tf.sqrt(ag:value() + eps)
+    adv:assign(adv:value() * rho + tf.square(delta) * (1 - rho))
+    var:assign_add(delta * cast_to(lr, var.dtype))
+  end
+
+  --- Ftrl{learning_rate=0.001, learning_rate_power=-0.5,
+  -- initial_accumulator_value=0.1, l1_regularization_strength=0,
+  -- l2_regularization_strength=0, l2_shrinkage_regularization_strength=0, beta=0}
+  local Ftrl = class("Ftrl")
+  local FTRL = {learning_rate_power = true, initial_accumulator_value = true, l1_regularization_strength = true,
+                l2_regularization_strength = true, l2_shrinkage_regularization_strength = true, beta = true}
+  function Ftrl._new(args)
+    local o = options("Ftrl", args, FTRL,
+      {learning_rate = 0.001, learning_rate_power = -0.5, initial_accumulator_value = 0.1,
+       l1_regularization_strength = 0.0, l2_regularization_strength = 0.0,
+       l2_shrinkage_regularization_strength = 0.0, beta = 0.0})
+    if type(o.initial_accumulator_value) ~= "number" or o.initial_accumulator_value < 0 then
+      raise("ValueError", sfmt("Ftrl: 'initial_accumulator_value' must be >= 0, got %s",
+        tostring(o.initial_accumulator_value)), 3)
+    end
+    if type(o.learning_rate_power) ~= "number" or o.learning_rate_power > 0 then
+      raise("ValueError", sfmt("Ftrl: 'learning_rate_power' must be <= 0, got %s", tostring(o.learning_rate_power)), 3)
+    end
+    for _, k in ipairs({"l1_regularization_strength", "l2_regularization_strength",
+                        "l2_shrinkage_regularization_strength"}) do
+      if type(o[k]) ~= "number" or o[k] < 0 then
+        raise("ValueError", sfmt("Ftrl: '%s' must be >= 0, got %s", k, tostring(o[k])), 3)
+      end
+    end
+    return new(Ftrl, o, {"accumulator", "linear"})
+  end
+  function Ftrl:_create_slots(var)
+    self:_slot(var, "accumulator", self.initial_accumulator_value)
+    self:_slot(var, "linear")
+  end
+  function Ftrl:_update(var, g, lr)
+    local dt = var.dtype
+    local lrt = cast_to(lr, dt)
+    local p = -self.learning_rate_power
+    local accum, linear = self:_slot(var, "accumulator", self.initial_accumulator_value), self:_slot(var, "linear")
+    local l2 = cast_to(self.l2_regularization_strength, dt) + self.beta / (2 * lrt)
+    local w = var:value()
+    local grad = g + w * (2 * self.l2_shrinkage_regularization_strength)
+    local a = accum:value()
+    local new_a = a + tf.square(g)
+    local pa, pn = tf.pow(a, p), tf.pow(new_a, p)
+    linear:assign_add(grad - (pn - pa) / lrt * w)
+    local quadratic = pn / lrt + 2 * l2
+    local l1 = self.l1_regularization_strength
+    local lin = linear:value()
+    var:assign((tf.clip_by_value(lin, -l1, l1) - lin) / quadratic)
+    accum:assign(new_a)
+  end
+
+  --- Lion{learning_rate=0.001, beta_1=0.9, beta_2=0.99}
+  local Lion = class("Lion")
+  function Lion._new(args)
+    local o = options("Lion", args, {beta_1 = true, beta_2 = true},
+      {learning_rate = 0.001, beta_1 = 0.9, beta_2 = 0.99})
+    if type(o.beta_1) ~= "number" or o.beta_1 <= 0 or o.beta_1 > 1 then
+      raise("ValueError", sfmt("Lion: 'beta_1' must be in (0, 1] (otherwise the optimizer degenerates to " ..
+        "SignSGD), got %s", tostring(o.beta_1)), 3)
+    end
+    return new(Lion, o, {"momentum"})
+  end
+  function Lion:_create_slots(var) self:_slot(var, "momentum") end
+  function Lion:_update(var, g, lr)
+    local m = self:_slot(var, "momentum")
+    local mv = m:value()
+    var:assign_sub(cast_to(lr, var.dtype) * tf.sign(mv * self.beta_1 + g * (1 - self.beta_1)))
+    m:assign(mv * self.beta_2 + g * (1 - self.beta_2))
+  end
+  -- }====
+
+  --- opt:get_config(): the constructor's keywords (learning_rate a number,
+  -- or a schedule's get_config() as {class_name =, config =});
+  -- Class.from_config(config) = Class(config).
+  local CONFIG_KEYS = {"beta_1", "beta_2", "epsilon", "amsgrad", "momentum", "nesterov", "rho", "centered",
+                       "initial_accumulator_value", "learning_rate_power", "l1_regularization_strength",
+                       "l2_regularization_strength", "l2_shrinkage_regularization_strength", "beta",
+                       "clipnorm", "clipvalue", "global_clipnorm", "weight_decay"}
+  function Optimizer:get_config()
+    local c = {name = self.name}
+    local lr = self.learning_rate
+    if type(lr) == "table" and lr.get_config then
+      c.learning_rate = {class_name = (getmetatable(lr).__name or ""):match("[^.]*$"), config = lr:get_config()}
+    elseif tf.is_variable(lr) then
+      c.learning_rate = lr:value():item()
+    else
+      c.learning_rate = lr
+    end
+    for _, k in ipairs(CONFIG_KEYS) do if rawget(self, k) ~= nil then c[k] = self[k] end end
+    return c
+  end
+  function Optimizer.from_config(cls, config)
+    local o = {}
+    for k, v in pairs(config) do o[k] = v end
+    if type(o.learning_rate) == "table" and o.learning_rate.class_name then
+      o.learning_rate = tf.keras.optimizers.schedules.deserialize(o.learning_rate)
+    end
+    return cls(o)
+  end
+
+  --- tf.keras.optimizers.get(name_or_object): "sgd", "adam", "adamw", "rmsprop", "adagrad", "nadam",
+  -- "adamax", "adadelta", "ftrl", "lion".
+  local BY_NAME = {sgd = SGD, adam = Adam, adamw = AdamW, rmsprop = RMSprop, adagrad = Adagrad, nadam = Nadam,
+                   adamax = Adamax, adadelta = Adadelta, ftrl = Ftrl, lion = Lion}
   function optimizers.get(x)
     if type(x) == "string" then
       local cls = BY_NAME[x:lower()]
       if not cls then
-        raise("ValueError", sfmt("Could not interpret optimizer identifier: '%s' (known: adagrad, adam, adamw, " ..
-          "rmsprop, sgd)", x), 2)
+        raise("ValueError", sfmt("Could not interpret optimizer identifier: '%s' (known: adadelta, adagrad, " ..
+          "adam, adamax, adamw, ftrl, lion, nadam, rmsprop, sgd)", x), 2)
       end
       return cls{}
     end
