@@ -191,7 +191,14 @@ return function(tf)
   local function fmt_logs(names, logs)
     local parts = {}
     for _, k in ipairs(names) do
-      if logs[k] ~= nil then parts[#parts + 1] = sfmt(" - %s: %.4f", k, logs[k]) end
+      local v = logs[k]
+      if type(v) == "table" then
+        local e = {}
+        for i, x in ipairs(v) do e[i] = sfmt("%.4f", x) end
+        parts[#parts + 1] = sfmt(" - %s: [%s]", k, table.concat(e, ", "))
+      elseif v ~= nil then
+        parts[#parts + 1] = sfmt(" - %s: %.4f", k, v)
+      end
     end
     return table.concat(parts)
   end
@@ -256,7 +263,10 @@ return function(tf)
     local logs = {}
     prefix = prefix or ""
     logs[prefix .. "loss"] = st.loss_tracker:result():item()
-    for _, m in ipairs(st.metrics) do logs[prefix .. m.name] = m:result():item() end
+    for _, m in ipairs(st.metrics) do
+      local r = m:result()   -- a vector result (F1Score without average, Precision at several thresholds): a table
+      logs[prefix .. m.name] = r.shape:rank() == 0 and r:item() or r:totable()
+    end
     return logs
   end
 
