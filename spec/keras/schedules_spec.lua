@@ -130,7 +130,7 @@ describe("tf.keras.optimizers.schedules (issue 19)", function()
     assert.tf_error("TypeError", "CosineDecayRestarts: unknown option 'decay_steps'",
       function() SC.CosineDecayRestarts{0.1, 5, decay_steps = 3} end)
     local Bare = SC.LearningRateSchedule:extend("Bare")
-    assert.tf_error("NotImplementedError", "Bare: a LearningRateSchedule must define call(self, step)",
+    assert.tf_error("UnimplementedError", "Bare: a LearningRateSchedule must define call(self, step)",
       function() Bare{}(1) end)
     assert.tf_error("ValueError", "deserialize: unknown schedule class 'Nope'",
       function() SC.deserialize({class_name = "Nope"}) end)

@@ -1,7 +1,9 @@
 --- tf.keras.callbacks: Callback (the base: override any of on_train_begin,
 -- on_train_end, on_epoch_begin, on_epoch_end, on_train_batch_begin,
 -- on_train_batch_end, on_test_begin, on_test_end), LambdaCallback,
--- EarlyStopping, ModelCheckpoint (with tf.train.Checkpoint), History. fit also takes a plain Lua function as a callback:
+-- EarlyStopping, ModelCheckpoint (with tf.train.Checkpoint), History,
+-- ReduceLROnPlateau, LearningRateScheduler, TerminateOnNaN, CSVLogger,
+-- BackupAndRestore, ProgbarLogger. fit also takes a plain Lua function as a callback:
 -- it is called as on_epoch_end(epoch, logs). Epochs and batches are 1-based;
 -- `logs` is a table of Lua numbers ({loss = 0.31, accuracy = 0.9, val_loss = ...}).
 -- A callback stops training by setting `self.model.stop_training = true`
@@ -226,4 +228,329 @@ return function(tf)
     for i, v in ipairs(self.model.variables or {}) do w[i] = v:value() end   -- reads are snapshots
     self.best_weights = w
   end
+
+  -- {==== the callbacks of issue 19
+
+  local function check_opts(cname, o, keys)
+    for k in pairs(o) do
+      if not keys[k] then
+        local names = {}
+        for n in pairs(keys) do if type(n) == "string" then names[#names + 1] = n end end
+        table.sort(names)
+        raise("TypeError", sfmt("%s: unknown option '%s' (accepted: %s)", cname, tostring(k),
+          table.concat(names, ", ")), 4)
+      end
+    end
+  end
+
+  --- The optimizer's learning rate as a Lua number; making it settable: a
+  -- number becomes a float32 tf.Variable (a step traced before is dropped,
+  -- so the next trace reads the variable).
+  local function optimizer_of(cb, cname)
+    local opt = cb.model and cb.model.optimizer
+    if not opt then raise("ValueError", sfmt("%s: the model has no optimizer (compile it first)", cname), 4) end
+    return opt
+  end
+  local function settable_lr(cb, cname)
+    local opt = optimizer_of(cb, cname)
+    local lr = rawget(opt, "learning_rate")
+    if tf.is_variable(lr) then return lr end
+    if type(lr) == "number" or tf.is_tensor(lr) then
+      local v = tf.Variable(tf.cast(tf.is_tensor(lr) and lr or tf.constant(lr, tf.float32), tf.float32),
+        {name = "learning_rate", trainable = false})
+      opt.learning_rate = v
+      local st = rawget(cb.model, "_compile_state")
+      if st then st.train_fn = nil end   -- retrace: the old step holds the number as a constant
+      return v
+    end
+    raise("TypeError", sfmt("%s: the optimizer's learning rate is a schedule (a function of the step), so it " ..
+      "cannot be set; give the optimizer a number", cname), 4)
+  end
+  local function get_lr(cb, cname) return settable_lr(cb, cname):value():item() end
+  local function set_lr(cb, cname, v) settable_lr(cb, cname):assign(tf.constant(v, tf.float32)) end
+
+  --- ReduceLROnPlateau{monitor="val_loss", factor=0.1, patience=10, verbose=0,
+  -- mode="auto", min_delta=1e-4, cooldown=0, min_lr=0}: multiplies the
+  -- learning rate by factor when `monitor` has not improved for `patience`
+  -- epochs, then waits `cooldown` epochs; never below min_lr. Adds
+  -- `learning_rate` to the epoch logs.
+  local ReduceLROnPlateau = Callback:extend("ReduceLROnPlateau")
+  callbacks.ReduceLROnPlateau = ReduceLROnPlateau
+  local RLR_KEYS = {monitor = true, factor = true, patience = true, verbose = true, mode = true, min_delta = true,
+                    cooldown = true, min_lr = true}
+  function ReduceLROnPlateau:init(o)
+    o = o or {}
+    check_opts("ReduceLROnPlateau", o, RLR_KEYS)
+    self.monitor = o.monitor or "val_loss"
+    self.factor = o.factor or 0.1
+    if type(self.factor) ~= "number" or self.factor >= 1 then
+      raise("ValueError", sfmt("ReduceLROnPlateau: does not support a factor >= 1.0, got factor=%s",
+        tostring(self.factor)), 3)
+    end
+    self.patience = o.patience or 10
+    self.verbose = o.verbose or 0
+    self.min_delta = o.min_delta or 1e-4
+    self.cooldown = o.cooldown or 0
+    self.min_lr = o.min_lr or 0
+    local mode = o.mode or "auto"
+    if mode ~= "auto" and mode ~= "min" and mode ~= "max" then
+      raise("ValueError", sfmt("ReduceLROnPlateau: mode must be 'auto', 'min' or 'max', got '%s'", tostring(mode)), 3)
+    end
+    self.mode = mode
+    self:_reset()
+  end
+  function ReduceLROnPlateau:_reset()
+    local minimize = self.mode == "min" or (self.mode == "auto" and not self.monitor:find("acc", 1, true))
+    self._minimize = minimize
+    self.best = minimize and math.huge or -math.huge
+    self.cooldown_counter = 0
+    self.wait = 0
+  end
+  function ReduceLROnPlateau:_improved(a, b)
+    if self._minimize then return a < b - self.min_delta end
+    return a > b + self.min_delta
+  end
+  function ReduceLROnPlateau:on_train_begin()
+    self:_reset()
+    settable_lr(self, "ReduceLROnPlateau")
+  end
+  function ReduceLROnPlateau:on_epoch_end(epoch, logs)
+    logs = logs or {}
+    logs.learning_rate = get_lr(self, "ReduceLROnPlateau")
+    local current = logs[self.monitor]
+    if current == nil then
+      io.stderr:write(sfmt("ReduceLROnPlateau: metric '%s' is not available; skipping\n", self.monitor))
+      return
+    end
+    if self.cooldown_counter > 0 then
+      self.cooldown_counter = self.cooldown_counter - 1
+      self.wait = 0
+    end
+    if self:_improved(current, self.best) then
+      self.best = current
+      self.wait = 0
+    elseif self.cooldown_counter <= 0 then
+      self.wait = self.wait + 1
+      if self.wait >= self.patience then
+        local old = logs.learning_rate
+        -- compared in float32, as Keras compares with np.float32(min_lr)
+        if old > string.unpack("f", string.pack("f", self.min_lr)) then
+          local new = math.max(old * self.factor, self.min_lr)
+          set_lr(self, "ReduceLROnPlateau", new)
+          if self.verbose > 0 then
+            print(sfmt("Epoch %d: ReduceLROnPlateau reducing learning rate to %g.", epoch, new))
+          end
+          self.cooldown_counter = self.cooldown
+          self.wait = 0
+        end
+      end
+    end
+  end
+
+  --- LearningRateScheduler(schedule [, verbose]) or
+  -- LearningRateScheduler{schedule, verbose = 0}: at the start of each epoch
+  -- sets the learning rate to schedule(epoch, lr) (epoch 1-based, as every
+  -- luatf callback's; lr the current rate, a Lua number; the result must be
+  -- a number). Adds `learning_rate` to the epoch logs.
+  local LearningRateScheduler = Callback:extend("LearningRateScheduler")
+  callbacks.LearningRateScheduler = LearningRateScheduler
+  function LearningRateScheduler:init(schedule, verbose)
+    if type(schedule) == "table" and getmetatable(schedule) == nil then
+      check_opts("LearningRateScheduler", schedule, {[1] = true, schedule = true, verbose = true})
+      schedule, verbose = schedule[1] or schedule.schedule, schedule.verbose
+    end
+    if type(schedule) ~= "function" and not (type(schedule) == "table" and getmetatable(schedule) and
+        getmetatable(schedule).__call) then
+      raise("TypeError", sfmt("LearningRateScheduler: 'schedule' must be a function(epoch, lr), got %s",
+        type(schedule)), 3)
+    end
+    self.schedule = schedule
+    self.verbose = verbose or 0
+  end
+  function LearningRateScheduler:on_train_begin() settable_lr(self, "LearningRateScheduler") end
+  function LearningRateScheduler:on_epoch_begin(epoch)
+    local lr = get_lr(self, "LearningRateScheduler")
+    local new = self.schedule(epoch, lr)
+    if tf.is_tensor(new) and new.shape:rank() == 0 then new = new:item() end
+    if type(new) ~= "number" then
+      raise("ValueError", sfmt("LearningRateScheduler: the output of the schedule function should be a number, " ..
+        "got %s", tostring(new)), 2)
+    end
+    set_lr(self, "LearningRateScheduler", new)
+    if self.verbose > 0 then
+      print(sfmt("Epoch %d: LearningRateScheduler setting learning rate to %g.", epoch, new))
+    end
+  end
+  function LearningRateScheduler:on_epoch_end(_, logs)
+    if logs then logs.learning_rate = get_lr(self, "LearningRateScheduler") end
+  end
+
+  --- TerminateOnNaN(): stops training when a batch's loss is NaN or infinite.
+  local TerminateOnNaN = Callback:extend("TerminateOnNaN")
+  callbacks.TerminateOnNaN = TerminateOnNaN
+  function TerminateOnNaN:on_train_batch_end(batch, logs)
+    local loss = logs and logs.loss
+    if type(loss) == "number" and (loss ~= loss or loss == math.huge or loss == -math.huge) then
+      print(sfmt("Batch %d: Invalid loss, terminating training", batch))
+      self.terminated_at = batch
+      rawset(self.model, "stop_training", true)
+    end
+  end
+
+  --- CSVLogger(filename [, separator = "," [, append = false]]) or
+  -- CSVLogger{filename, separator =, append =}: one line per epoch,
+  -- "epoch" (1-based) then the logs in sorted key order, after a header
+  -- line (not written when appending to a file that has content). Numbers
+  -- are written in their shortest round-tripping form.
+  local CSVLogger = Callback:extend("CSVLogger")
+  callbacks.CSVLogger = CSVLogger
+  function CSVLogger:init(filename, separator, append)
+    if type(filename) == "table" then
+      check_opts("CSVLogger", filename, {[1] = true, filename = true, separator = true, append = true})
+      filename, separator, append = filename[1] or filename.filename, filename.separator, filename.append
+    end
+    if type(filename) ~= "string" then raise("TypeError", "CSVLogger: 'filename' must be a string", 3) end
+    self.filename, self.sep, self.append = filename, separator or ",", append or false
+  end
+  local function number_text(v)
+    if type(v) == "table" then
+      local e = {}
+      for i, x in ipairs(v) do e[i] = number_text(x) end
+      return '"[' .. table.concat(e, ", ") .. ']"'
+    end
+    if type(v) ~= "number" then return tostring(v) end
+    if v ~= v then return "nan" end
+    if v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
+    if math.type(v) == "integer" then return tostring(v) end
+    local s
+    for p = 1, 17 do
+      s = sfmt("%." .. p .. "g", v)
+      if tonumber(s) == v then break end
+    end
+    if not s:find("[%.eEn]") then s = s .. ".0" end
+    return s
+  end
+  function CSVLogger:on_train_begin()
+    local header = true
+    if self.append then
+      local f = io.open(self.filename, "r")
+      if f then
+        header = (f:read("l") or "") == ""
+        f:close()
+      end
+    end
+    local f, err = io.open(self.filename, self.append and "a" or "w")
+    if not f then raise("NotFoundError", sfmt("CSVLogger: cannot open '%s': %s", self.filename, tostring(err)), 2) end
+    self.file, self.keys, self._header = f, nil, header
+  end
+  function CSVLogger:on_epoch_end(epoch, logs)
+    logs = logs or {}
+    if not self.keys then
+      local keys = {}
+      for k in pairs(logs) do keys[#keys + 1] = k end
+      table.sort(keys)
+      self.keys = keys
+      if self._header then
+        self.file:write("epoch", self.sep, table.concat(keys, self.sep), "\n")
+      end
+    end
+    local row = {tostring(epoch)}
+    for _, k in ipairs(self.keys) do row[#row + 1] = logs[k] == nil and "NA" or number_text(logs[k]) end
+    self.file:write(table.concat(row, self.sep), "\n")
+    self.file:flush()
+  end
+  function CSVLogger:on_train_end()
+    if self.file then self.file:close() end
+    self.file = nil
+  end
+
+  --- BackupAndRestore{backup_dir, delete_checkpoint = true} (or
+  -- BackupAndRestore(backup_dir)): at the end of every epoch writes the
+  -- model, its optimizer (slots included) and the epoch number to
+  -- backup_dir with tf.train.CheckpointManager (one checkpoint kept). A fit
+  -- that starts with a backup there restores it and goes on from the epoch
+  -- after the saved one; a fit that ends normally deletes the backup (unless
+  -- delete_checkpoint = false). An interrupted run (an error, a kill) resumes
+  -- where it stopped; with shuffle = false it is the uninterrupted run.
+  local BackupAndRestore = Callback:extend("BackupAndRestore")
+  callbacks.BackupAndRestore = BackupAndRestore
+  function BackupAndRestore:init(o)
+    if type(o) == "string" then o = {backup_dir = o} end
+    o = o or {}
+    check_opts("BackupAndRestore", o, {[1] = true, backup_dir = true, delete_checkpoint = true, save_freq = true})
+    local dir = o[1] or o.backup_dir
+    if type(dir) ~= "string" or dir == "" then
+      raise("ValueError", "BackupAndRestore: 'backup_dir' must be a non-empty string", 3)
+    end
+    if o.save_freq ~= nil and o.save_freq ~= "epoch" then
+      raise("ValueError", "BackupAndRestore: only save_freq = \"epoch\" is supported", 3)
+    end
+    self.backup_dir = dir
+    self.delete_checkpoint = o.delete_checkpoint ~= false
+  end
+  function BackupAndRestore:_manager()
+    if not (tf.train and tf.train.Checkpoint) then
+      raise("FailedPreconditionError", "BackupAndRestore: tf.train.Checkpoint is not in this build", 3)
+    end
+    if not self._epoch then
+      self._epoch = tf.Variable(tf.constant(0, tf.int64), {name = "epoch", trainable = false})
+    end
+    local parts = {model = self.model, epoch = self._epoch}
+    if self.model.optimizer then parts.optimizer = self.model.optimizer end
+    self._ckpt = tf.train.Checkpoint(parts)
+    self._mgr = tf.train.CheckpointManager(self._ckpt, self.backup_dir, {max_to_keep = 1})
+    return self._mgr
+  end
+  function BackupAndRestore:on_train_begin()
+    local mgr = self:_manager()
+    self.restored_epoch = nil
+    local latest = mgr.latest_checkpoint
+    if latest then
+      self._ckpt:restore(latest)
+      local e = self._epoch:value():item()
+      self.restored_epoch = e
+      rawset(self.model, "_resume_epoch", e)
+    end
+  end
+  function BackupAndRestore:on_epoch_end(epoch)
+    self._epoch:assign(tf.constant(epoch, tf.int64))
+    self._mgr:save()
+  end
+  function BackupAndRestore:on_train_end()
+    if self.delete_checkpoint then
+      os.execute("rm -rf '" .. self.backup_dir:gsub("'", "'\\''") .. "'")
+    end
+  end
+
+  --- ProgbarLogger{count_mode = "steps"}: the progress display of fit as a
+  -- callback (fit draws its own at verbose 1 and 2; this draws the same
+  -- bar for a fit run with verbose = 0, e.g. one whose output is captured).
+  -- evaluate and predict show the bar themselves (verbose = "auto": a bar on
+  -- a terminal, one line per pass otherwise).
+  local ProgbarLogger = Callback:extend("ProgbarLogger")
+  callbacks.ProgbarLogger = ProgbarLogger
+  function ProgbarLogger:init(o)
+    o = o or {}
+    check_opts("ProgbarLogger", o, {count_mode = true, stateful_metrics = true, verbose = true})
+    if o.count_mode ~= nil and o.count_mode ~= "steps" then
+      raise("ValueError", "ProgbarLogger: only count_mode = \"steps\" is supported", 3)
+    end
+    self.verbose = o.verbose or 1
+  end
+  function ProgbarLogger:on_epoch_begin(epoch)
+    local T = tf.keras.training
+    local p = self.params or {}
+    if self.verbose == 1 then io.write(sfmt("Epoch %d/%d\n", epoch, p.epochs or 1)) end
+    self._bar = T._progress(self.verbose, p.steps, T._metric_names(self.model))
+    self._step = 0
+  end
+  function ProgbarLogger:on_train_batch_end(batch, logs)
+    self._step = batch
+    if self._bar then self._bar.step(batch, function() return logs end) end
+  end
+  function ProgbarLogger:on_epoch_end(_, logs)
+    if self._bar then self._bar.done(self._step, logs) end
+    self._bar = nil
+  end
+  -- }====
 end

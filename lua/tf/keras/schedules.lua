@@ -259,7 +259,7 @@ return function(tf)
   Base.__name = "tf.keras.optimizers.schedules.LearningRateSchedule"
   schedules.LearningRateSchedule = Base
   function Base:call()
-    raise("NotImplementedError", sfmt("%s: a LearningRateSchedule must define call(self, step)",
+    raise("UnimplementedError", sfmt("%s: a LearningRateSchedule must define call(self, step)",
       (getmetatable(self) or Base).__name), 3)
   end
   function Base:get_config()

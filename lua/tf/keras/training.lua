@@ -440,10 +440,25 @@ return function(tf)
     local params = {epochs = epochs, steps = steps, verbose = verbose}
     local cb = callback_list(opts.callbacks, model, params, history)
     local names = metric_names(st)
-    local train = train_function(model, st)
     rawset(model, "stop_training", false)
     cb("on_train_begin", {})
-    for epoch = (opts.initial_epoch or 0) + 1, epochs do
+    -- after on_train_begin: a callback may have made the learning rate a
+    -- variable (dropping the step traced before) or restored a backup
+    local train = train_function(model, st)
+    local first = (opts.initial_epoch or 0) + 1
+    local resumed = rawget(model, "_resume_epoch")   -- BackupAndRestore: the last epoch completed
+    if resumed then
+      first = resumed + 1
+      rawset(model, "_resume_epoch", nil)
+    end
+    -- batch logs are read when a callback looks at them (one read of the metrics, not one per batch)
+    local function batch_logs()
+      return setmetatable({}, {__index = function(t, k)
+        if rawget(t, "loss") == nil then for kk, v in pairs(read_logs(st)) do rawset(t, kk, v) end end
+        return rawget(t, k)
+      end})
+    end
+    for epoch = first, epochs do
       reset_metrics(st)
       cb("on_epoch_begin", epoch, {})
       if verbose == 1 then io.write(sfmt("Epoch %d/%d\n", epoch, epochs)) end
@@ -455,7 +470,7 @@ return function(tf)
         step = step + 1
         cb("on_train_batch_begin", step, {})
         train(xb, yb, batch_size_of(xb))
-        cb("on_train_batch_end", step, {})
+        cb("on_train_batch_end", step, batch_logs())
         shown.step(step, logs_now)
         if rawget(model, "stop_training") then break end
         if opts.steps_per_epoch and step >= opts.steps_per_epoch then break end
@@ -550,6 +565,13 @@ return function(tf)
     bar_.done(#outs)
     if #outs == 1 then return outs[1] end
     return tf.concat(outs, 1)
+  end
+
+  -- for tf.keras.callbacks.ProgbarLogger
+  T._progress, T._verbosity = progress, function(v) return verbosity(v, "ProgbarLogger") end
+  function T._metric_names(model)
+    local st = rawget(model, "_compile_state")
+    return st and metric_names(st) or {"loss"}
   end
 
   --- Install compile/fit/evaluate/predict on a model class.
