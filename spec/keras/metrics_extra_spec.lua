@@ -327,6 +327,45 @@ describe("tf.keras.metrics (issue 19)", function()
     assert.same(M.Recall{thresholds = {0.3, 0.7}}(y, p):totable(), logs.r)
   end)
 
+  it("multi-class metrics in compile by name and by object; a 0-based label in fit is an error from the metric",
+    function()
+    tf.random.set_seed(5)
+    local x = tf.random.normal({12, 4})
+    local ids = tf.constant({1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3}, tf.int64)
+    local function make()
+      return tf.keras.Sequential{tf.keras.layers.Dense{3, activation = "softmax"}}
+    end
+    local m = make()
+    m:compile{optimizer = "adam", loss = "sparse_categorical_crossentropy",
+              metrics = {"sparse_top_k_categorical_accuracy", "sparse_categorical_crossentropy",
+                         M.MeanIoU{num_classes = 3, sparse_y_pred = false}}}
+    local h = m:fit(x, ids, {epochs = 2, batch_size = 4, verbose = 0})
+    assert.equal(2, #h.history.mean_iou)
+    local logs = m:evaluate(x, ids, {verbose = 0, return_dict = true, batch_size = 12})
+    local p = m:predict(x, {verbose = 0})
+    near(1, logs.sparse_top_k_categorical_accuracy)   -- k = 5 > 3 classes
+    near(M.SparseCategoricalCrossentropy{}(ids, p):item(), logs.sparse_categorical_crossentropy, 1e-6)
+    near(M.MeanIoU{num_classes = 3, sparse_y_pred = false}(ids, p):item(), logs.mean_iou, 1e-6)
+
+    local oh = tf.keras.utils.to_categorical(ids, 3)
+    local m2 = make()
+    m2:compile{optimizer = "adam", loss = "categorical_crossentropy",
+               metrics = {"top_k_categorical_accuracy", "categorical_crossentropy", M.F1Score{average = "macro"},
+                          M.TopKCategoricalAccuracy{k = 1, name = "top1"}}}
+    m2:fit(x, oh, {epochs = 1, batch_size = 4, verbose = 0})
+    logs = m2:evaluate(x, oh, {verbose = 0, return_dict = true, batch_size = 12})
+    p = m2:predict(x, {verbose = 0})
+    near(M.CategoricalAccuracy{}(oh, p):item(), logs.top1, 1e-6)
+    near(M.F1Score{average = "macro"}(oh, p):item(), logs.f1_score, 1e-6)
+
+    local m3 = make()
+    m3:compile{optimizer = "sgd", loss = function(_, pred) return tf.reduce_mean(pred) end,
+               metrics = {"sparse_top_k_categorical_accuracy"}}
+    assert.tf_error("InvalidArgumentError", "labels are 1-based class indices, valid range 1..3", function()
+      m3:fit(x, ids - 1, {epochs = 1, batch_size = 4, verbose = 0})
+    end)
+  end)
+
   it("get_config round-trips through from_config; string and class names", function()
     local cases = {
       M.AUC{num_thresholds = 50, curve = "PR", summation_method = "minoring", name = "prauc"},
