@@ -33,7 +33,9 @@ return function(tf)
       raise("ValueError", sfmt("to_categorical: num_classes must be a positive integer, got %s", tostring(num_classes)))
     end
     dtype = dtype or tf.float32
-    if type(dtype) == "string" then dtype = tf[dtype] or raise("TypeError", "to_categorical: unknown dtype " .. dtype) end
+    if type(dtype) == "string" then
+      dtype = tf[dtype] or raise("TypeError", "to_categorical: unknown dtype " .. dtype)
+    end
     local out = tf.one_hot(y, num_classes, {dtype = dtype})
     if not tracing then
       local flat = tf.reshape(y, {-1}):totable()
