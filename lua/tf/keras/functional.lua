@@ -155,16 +155,22 @@ return function(tf)
   -- become the inputs of a TFOpLambda layer, the other values are kept.
   function K.op_lambda(opname, op, args, nargs)
     nargs = nargs or #args
-    local kts, pos = {}, {}
+    local kts, index = {}, {}
     for i = 1, nargs do
-      if K.has_keras_tensor(args[i]) then kts[#kts + 1] = args[i]; pos[#pos + 1] = i end
+      for _, kt in ipairs(flatten(args[i], is_kt)) do
+        if not index[kt] then kts[#kts + 1] = kt; index[kt] = #kts end
+      end
     end
     local fixed = {}
     for i = 1, nargs do fixed[i] = args[i] end
     local function fn(xs)
       local a = {}
-      for i = 1, nargs do a[i] = fixed[i] end
-      for j, i in ipairs(pos) do a[i] = xs[j] end
+      for i = 1, nargs do
+        a[i] = map(fixed[i], function(v)
+          if is_kt(v) then return xs[index[v]] end
+          return v
+        end)
+      end
       return op(table.unpack(a, 1, nargs))
     end
     local layer = TFOpLambda{fn, name = K.unique_name(OPNAMES[opname] or opname)}
@@ -717,7 +723,7 @@ return function(tf)
       end
     end
     local function outs_of(st, single)
-      if single then return resolve(st[1]) end
+      if single then return resolve(st) end
       local out = {}
       for k, r in pairs(st) do out[k] = resolve(r) end
       return out

@@ -381,6 +381,12 @@ return function(tf)
       if dt.is_floating and dt ~= self._dtype then x = tf.cast(x, self._dtype) end
       return x
     end
+    if type(x) == "table" and getmetatable(x) ~= nil then
+      local what = rawget(x, "_keras_layer") and sfmt("a layer (%s \"%s\")", x._class_name, x.name) or
+        (getmetatable(x).__name or "an object")
+      raise("TypeError", sfmt("layer \"%s\" (%s): expected a tensor input, got %s", self.name, self._class_name,
+        what))
+    end
     if type(x) == "table" then
       -- a table of tensors (several inputs) vs nested Lua numbers
       local first = x[1]
@@ -390,12 +396,6 @@ return function(tf)
         for k, v in pairs(x) do out[k] = to_input(self, v) end
         return out
       end
-    end
-    if type(x) == "table" and getmetatable(x) ~= nil then
-      local what = rawget(x, "_keras_layer") and sfmt("a layer (%s \"%s\")", x._class_name, x.name) or
-        (getmetatable(x).__name or "an object")
-      raise("TypeError", sfmt("layer \"%s\" (%s): expected a tensor input, got %s", self.name, self._class_name,
-        what))
     end
     if type(x) == "number" or type(x) == "table" then
       local t = tf.constant(x)
