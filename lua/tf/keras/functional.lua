@@ -401,7 +401,12 @@ return function(tf)
   function Functional.call(self, x, opts)
     local values = self:_bind_inputs(x)
     local tmap = {}
-    for i, kt in ipairs(self.inputs) do tmap[kt] = values[i] end
+    for i, kt in ipairs(self.inputs) do
+      local v = values[i]
+      if not tf.is_tensor(v) then v = tf.is_variable(v) and v:value() or tf.constant(v) end
+      if v.dtype ~= kt.dtype then v = tf.cast(v, kt.dtype) end   -- as Keras, to the Input's dtype
+      tmap[kt] = v
+    end
     local training = opts and opts.training
     local function look(v)
       if is_kt(v) then return tmap[v] end
