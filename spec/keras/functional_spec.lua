@@ -161,18 +161,26 @@ describe("functional models", function()
     assert.same({"Functional", "Sequential"}, {outer.layers[2]._class_name, outer.layers[3]._class_name})
   end)
 
-  it("plain tf operations on KerasTensors become TFOpLambda layers", function()
+  it("operators on KerasTensors become TFOpLambda layers; other tf operations ask for a Lambda layer", function()
     local a = tf.keras.Input({3})
     local b = tf.keras.Input({2})
-    local y = tf.concat({a * 2 + 1, -b}, 2)
-    local z = tf.reshape(y, {-1, 5, 1})
+    local y = L.Lambda{function(xs) return tf.concat(xs, 2) end}({a * 2 + 1, -b})
+    local z = L.Lambda{function(x) return tf.reshape(x, {-1, 5, 1}) end}(y % 4 - 1)
     local m = tf.keras.Model({a, b}, z)
     assert.same({-1, 5, 1}, z.shape:as_list())
     local xa, xb = tf.constant({{1, 2, 3}}), tf.constant({{4, 5}})
     local got = m({xa, xb})
-    assert.same({{{3}, {5}, {7}, {-4}, {-5}}}, np(got))
+    -- (2a + 1, -b) % 4 - 1 = (3, 5, 7, -4, -5) % 4 - 1
+    assert.same({{{2}, {0}, {2}, {-1}, {2}}}, np(got))
     assert.equal(tf.float32, got.dtype)   -- int32 data cast to the Inputs' float32, as Keras
     assert.equal("TFOpLambda", m.layers[3]._class_name)
+    assert.equal("tf.math.multiply", m.layers[3].name:match("^tf%.math%.multiply"))
+    assert.tf_error("TypeError", "a KerasTensor (<KerasTensor shape=(None, 3), dtype=float32, name=" .. a.name ..
+      ">) was given to a tf operation: it is a symbolic input of a functional model and has no value until the " ..
+      "model runs", function() return tf.concat({a, a}, 2) end)
+    assert.tf_error("TypeError", "wrap any other operation in a layer, e.g. tf.keras.layers.Lambda", function()
+      return tf.reshape(a, {-1, 3, 1})
+    end)
   end)
 
   it("propagates masks through the graph (a layer sees its input's mask when the model runs)", function()

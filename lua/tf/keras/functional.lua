@@ -141,9 +141,9 @@ return function(tf)
   L.TFOpLambda = TFOpLambda
   local OPNAMES = {add = "tf.math.add", sub = "tf.math.subtract", mul = "tf.math.multiply", div = "tf.math.truediv",
                    pow = "tf.math.pow", mod = "tf.math.floormod", neg = "tf.math.negative"}
-  --- TFOpLambda{function, name =}: the layer a tf operation applied to a
-  -- KerasTensor becomes (`x + 1`, `tf.concat({a, b}, 2)`); its call is
-  -- fn(inputs) with the inputs array.
+  --- TFOpLambda{function, name =}: the layer an operator applied to a
+  -- KerasTensor becomes (`x + 1`, `2 * x`, `-x`); its call is fn(inputs)
+  -- with the inputs array.
   function TFOpLambda.init(self, opts)
     opts = self:_options(opts, {"function"}, 1)
     rawset(self, "fn", opts[1] or opts["function"])
@@ -177,27 +177,6 @@ return function(tf)
     return layer(kts)
   end
 
-  --- Wrap the tf function `tf[path]` so that, given KerasTensors, it makes a
-  -- TFOpLambda layer; with tensors it is the same function.
-  local function wrap_op(ns, key, fullname)
-    local f = ns[key]
-    if type(f) ~= "function" then return end
-    ns[key] = function(...)
-      local n = select("#", ...)
-      local a1, a2 = ...
-      if (type(a1) == "table" and (is_kt(a1) or (is_plain(a1) and K.has_keras_tensor(a1)))) or
-         (type(a2) == "table" and is_kt(a2)) or (n > 2 and K.has_keras_tensor({select(3, ...)})) then
-        return K.op_lambda(fullname, f, {...}, n)
-      end
-      return f(...)
-    end
-  end
-  for _, name in ipairs({"concat", "stack", "reshape", "transpose", "squeeze", "expand_dims", "cast", "matmul",
-                         "add", "subtract", "multiply", "divide", "maximum", "minimum", "exp", "log", "sqrt",
-                         "square", "abs", "tanh", "sigmoid", "reduce_sum", "reduce_mean", "reduce_max",
-                         "reduce_min", "gather", "tile", "pad", "one_hot", "split", "unstack"}) do
-    if rawget(tf, name) ~= nil then wrap_op(tf, name, "tf." .. name) end
-  end
   -- }====
   -- }====
 

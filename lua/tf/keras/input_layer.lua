@@ -73,6 +73,15 @@ return function(tf)
   binop("pow", function(a, b) return a ^ b end)
   binop("mod", function(a, b) return a % b end)
   KTmt.__unm = function(a) return K.op_lambda("neg", function(x) return -x end, {a}) end
+
+  -- Any other tf operation given a KerasTensor (the engine asks an object
+  -- for its tensor through __tf_tensor): a TypeError saying what to do.
+  function KTmt.__tf_tensor(t)
+    raise("TypeError", sfmt("a KerasTensor (%s) was given to a tf operation: it is a symbolic input of a " ..
+      "functional model and has no value until the model runs. The operators (x + 1, x * y, -x, ...) work on " ..
+      "KerasTensors; wrap any other operation in a layer, e.g. tf.keras.layers.Lambda{function(x) return " ..
+      "tf.concat(x, 2) end}({a, b})", tostring(t)))
+  end
   -- }====
 
   -- {==== InputLayer
