@@ -116,10 +116,9 @@ return function(tf)
 
   -- The entry of a per-output option (array by output index, dict by
   -- output name); a single value applies to every output.
-  local function per_output(v, i, name, what)
+  local function per_output(v, i, name)
     if not is_plain(v) then return v end
     if #v > 0 then return v[i] end
-    if what == "metrics" and next(v) ~= nil and v[name] == nil then return nil end
     return v[name]
   end
 
@@ -153,8 +152,11 @@ return function(tf)
       o.weight = w or 1
       o.tracker = keras.metrics.Mean{name = name .. "_loss"}
       o.metrics = {}
-      local ms = per_output(opts.metrics, i, name, "metrics")
-      if is_plain(opts.metrics) and #opts.metrics > 0 and is_plain(opts.metrics[1]) then ms = opts.metrics[i] end
+      -- metrics: a flat array (each on every output), an array of arrays
+      -- (per output) or a dict by output name
+      local ms = opts.metrics
+      if is_plain(ms) and #ms > 0 and is_plain(ms[1]) then ms = ms[i]
+      elseif is_plain(ms) and #ms == 0 then ms = ms[name] end
       if ms ~= nil then
         if type(ms) == "string" or (type(ms) == "table" and ms.update_state) then ms = {ms} end
         for _, m in ipairs(ms) do
