@@ -175,6 +175,10 @@ describe("functional models", function()
     assert.equal(tf.float32, got.dtype)   -- int32 data cast to the Inputs' float32, as Keras
     assert.equal("TFOpLambda", m.layers[3]._class_name)
     assert.equal("tf.math.multiply", m.layers[3].name:match("^tf%.math%.multiply"))
+    -- slicing as tensors slice
+    local first_two = a[{{}, {1, 2}}]
+    assert.same({-1, 2}, first_two.shape:as_list())
+    assert.same({{1, 2}}, np(tf.keras.Model(a, first_two)(xa)))
     assert.tf_error("TypeError", "a KerasTensor (<KerasTensor shape=(None, 3), dtype=float32, name=" .. a.name ..
       ">) was given to a tf operation: it is a symbolic input of a functional model and has no value until the " ..
       "model runs", function() return tf.concat({a, a}, 2) end)
@@ -392,7 +396,7 @@ describe("functional models: arrays of losses and metrics, validation, checkpoin
     m:compile{optimizer = "sgd", loss = {"mse", "mae"}, loss_weights = {2, 0}, metrics = {"mae"}}
     local x = tf.random.normal({12, 2})
     local y1, y2 = tf.random.normal({12, 1}), tf.random.normal({12, 1})
-    local logs = m:evaluate(x, {y1, y2}, {verbose = 0, return_dict = true})
+    local logs = m:evaluate(x, {y1, y2}, {verbose = 0, return_dict = true, batch_size = 4})
     local p = m(x)
     local mse1 = tf.reduce_mean(tf.square(p[1] - y1)):item()
     local mae1 = tf.reduce_mean(tf.abs(p[1] - y1)):item()
@@ -402,7 +406,7 @@ describe("functional models: arrays of losses and metrics, validation, checkpoin
     assert.is_true(math.abs(logs.loss - 2 * mse1) < 1e-5)          -- the second output weighs 0
     assert.is_true(math.abs(logs.first_mae - mae1) < 1e-5)
     assert.is_true(math.abs(logs.second_mae - mae2) < 1e-5)
-    local values = {m:evaluate(x, {y1, y2}, {verbose = 0})}
+    local values = {m:evaluate(x, {y1, y2}, {verbose = 0, batch_size = 4})}
     assert.same({logs.loss, logs.first_loss, logs.second_loss, logs.first_mae, logs.second_mae}, values)
     local h = m:fit(x, {y1, y2}, {epochs = 1, batch_size = 4, verbose = 0, validation_data = {x, {y1, y2}}})
     assert.truthy(h.history.val_second_mae)

@@ -140,7 +140,8 @@ return function(tf)
   local TFOpLambda = Layer:extend("TFOpLambda")
   L.TFOpLambda = TFOpLambda
   local OPNAMES = {add = "tf.math.add", sub = "tf.math.subtract", mul = "tf.math.multiply", div = "tf.math.truediv",
-                   pow = "tf.math.pow", mod = "tf.math.floormod", neg = "tf.math.negative"}
+                   pow = "tf.math.pow", mod = "tf.math.floormod", neg = "tf.math.negative",
+                   getitem = "tf.__operators__.getitem"}
   --- TFOpLambda{function, name =}: the layer an operator applied to a
   -- KerasTensor becomes (`x + 1`, `2 * x`, `-x`); its call is fn(inputs)
   -- with the inputs array.

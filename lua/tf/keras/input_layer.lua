@@ -51,6 +51,8 @@ return function(tf)
     local v = KT[k]
     if v ~= nil then return v end
     if k == "ndim" then return rawget(t, "shape"):rank() end
+    -- x[{{}, {2, 5}}]: slicing, as tensors slice, becomes a TFOpLambda
+    if type(k) == "table" then return K.op_lambda("getitem", function(x) return x[k] end, {t}) end
     return nil
   end
 
