@@ -211,6 +211,36 @@ describe("functional models", function()
     assert.same({{true, false, true, false}}, np(K.get_mask(y)))
   end)
 
+  it("a nested model passes the mask of its input to its first layer", function()
+    local K = tf.core.internal.keras
+    local seen
+    local Reader = L.Layer:extend("MaskReader2", {
+      supports_masking = true,
+      call = function(_, x, opts) seen = opts.mask; return x end,
+    })
+    local i1 = tf.keras.Input({3})
+    local inner = tf.keras.Model(i1, Reader{}(i1))
+    local x = tf.constant({{1, 2, 3}}, tf.float32)
+    local y = inner(x, {mask = tf.constant({{true, false, true}})})
+    assert.same({{true, false, true}}, np(seen))
+    assert.same({{true, false, true}}, np(K.get_mask(y)))
+  end)
+
+  it("a layer returning a table (return_state style) gives a table of KerasTensors", function()
+    local Split = L.Layer:extend("SplitHalf", {
+      call = function(_, x) return {x * 2, x[{{}, {1, 1}}]} end,
+    })
+    local inp = tf.keras.Input({3})
+    local out, state = table.unpack(Split{}(inp))
+    assert.same({-1, 3}, out.shape:as_list())
+    assert.same({-1, 1}, state.shape:as_list())
+    local m = tf.keras.Model(inp, {out, L.Dense{2, name = "after_state"}(state)})
+    local x = tf.constant({{1, 2, 3}}, tf.float32)
+    local y = m(x)
+    assert.same({{2, 4, 6}}, np(y[1]))
+    same_values(m:get_layer("after_state")(tf.constant({{1}}, tf.float32)), y[2])
+  end)
+
   it("summary shows the connections", function()
     tf.keras.backend.clear_session()
     local a = tf.keras.Input({4})

@@ -387,6 +387,14 @@ return function(tf)
       if v.dtype ~= kt.dtype then v = tf.cast(v, kt.dtype) end   -- as Keras, to the Input's dtype
       tmap[kt] = v
     end
+    -- a mask given with the call (or lost by a cast) goes to the input it belongs to
+    local mask = opts and opts.mask
+    if mask ~= nil then
+      local masks = (#self.inputs == 1 and not is_plain(mask)) and {mask} or self:_bind_inputs(mask)
+      for i, kt in ipairs(self.inputs) do
+        if masks[i] ~= nil and K.get_mask(tmap[kt]) == nil then K.set_mask(tmap[kt], masks[i]) end
+      end
+    end
     local training = opts and opts.training
     local function look(v)
       if is_kt(v) then return tmap[v] end
