@@ -73,4 +73,15 @@ describe("examples", function()
     assert.truthy(out:find("RuntimeError: tf.fn 'step' retraces (trace 3, max_traces = 2): lr: 0.01 -> 0.009", 1, true),
       out)
   end)
+
+  it("functional_resnet.lua: a functional ResNet-style model on MNIST; the loss falls", function()
+    local out, ok = run("examples/functional_resnet.lua", "RESNET_TRAIN=512 RESNET_EPOCHS=3 RESNET_WIDTH=8")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("add (Add)                       (None, 28, 28, 8)    0           activation[0][0]\n" ..
+      "                                                                 batch_normalization_2[0][0]", 1, true), out)
+    local losses = {}
+    for v in (out:match("loss by epoch: ([%d%., ]+)") or ""):gmatch("[%d%.]+") do losses[#losses + 1] = tonumber(v) end
+    assert.equal(3, #losses, out)
+    assert.is_true(losses[3] < losses[1], out)
+  end)
 end)

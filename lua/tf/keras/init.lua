@@ -38,6 +38,9 @@ return function(tf)
     "tf.keras.layers.batch_normalization",
     "tf.keras.layers.layer_normalization",
     "tf.keras.model",
+    "tf.keras.input_layer",
+    "tf.keras.functional",
+    "tf.keras.layers.merging",
   }) do
     require(name)(tf)
   end

@@ -20,6 +20,10 @@ return function(tf)
 
   local PROPS = {}          -- computed fields: layer.trainable_variables, ...
 
+  local function is_plain(v)
+    return type(v) == "table" and getmetatable(v) == nil
+  end
+
   --- True when `x` is a layer (or model) instance.
   local function is_layer(x)
     return type(x) == "table" and rawget(x, "_keras_layer") == true
@@ -39,6 +43,7 @@ return function(tf)
     if n == nil then return base end
     return base .. "_" .. n
   end
+  tf.core.internal.keras.unique_name = unique_name
   keras.backend = keras.backend or {}
   --- Resets the layer-name counters (Keras's clear_session).
   function keras.backend.clear_session() for k in pairs(uids) do uids[k] = nil end end
@@ -119,6 +124,16 @@ return function(tf)
     rawset(self, "trainable", true)
     rawset(self, "_dtype", tf.float32)
     rawset(self, "name", unique_name(snake(cls._class_name)))
+    -- the constructor's keywords, for tf.keras.layers.serialize of a class
+    -- without a get_config of its own (lua/tf/keras/functional.lua)
+    local a = ...
+    if is_plain(a) then
+      local c = {}
+      for k, v in pairs(a) do c[k] = v end
+      rawset(self, "_init_args", c)
+    elseif a ~= nil then
+      rawset(self, "_init_args", {a})
+    end
     local init = cls.init
     if init then init(self, ...) end
     return self
@@ -208,10 +223,6 @@ return function(tf)
     return var
   end
   Layer.add_variable = Layer.add_weight
-
-  local function is_plain(v)
-    return type(v) == "table" and getmetatable(v) == nil
-  end
 
   -- Walk a plain table (arrays by index, then string keys sorted), calling
   -- fn on each non-table-plain leaf.
@@ -370,6 +381,12 @@ return function(tf)
       if dt.is_floating and dt ~= self._dtype then x = tf.cast(x, self._dtype) end
       return x
     end
+    if type(x) == "table" and getmetatable(x) ~= nil then
+      local what = rawget(x, "_keras_layer") and sfmt("a layer (%s \"%s\")", x._class_name, x.name) or
+        (getmetatable(x).__name or "an object")
+      raise("TypeError", sfmt("layer \"%s\" (%s): expected a tensor input, got %s", self.name, self._class_name,
+        what))
+    end
     if type(x) == "table" then
       -- a table of tensors (several inputs) vs nested Lua numbers
       local first = x[1]
@@ -485,6 +502,10 @@ return function(tf)
 
   --- layer(inputs [, {training = bool, mask = tensor}])
   function Layer.__call_layer(self, inputs, opts)
+    local K = tf.core.internal.keras
+    if K.call_symbolic and (K.has_keras_tensor(inputs) or K.has_keras_tensor(opts)) then
+      return K.call_symbolic(self, inputs, opts)      -- functional API: KerasTensors in, KerasTensors out
+    end
     if opts ~= nil and (type(opts) ~= "table" or tf.is_tensor(opts)) then
       raise("TypeError", sfmt("layer \"%s\": the second argument must be an options table {training = bool}, got %s",
         self.name, type(opts)), 3)

@@ -148,33 +148,6 @@ return function(tf)
   end
   -- }====
 
-  -- {==== Input
-  local InputLayer = Layer:extend("InputLayer")
-  keras.layers.InputLayer = InputLayer
-
-  --- InputLayer{input_shape =, batch_size =, dtype =, name =}; also
-  -- tf.keras.Input{shape =, ...}: declares a Sequential model's input (shape
-  -- without the batch dimension), which builds the model at once.
-  function InputLayer.init(self, opts)
-    opts = opts or {}
-    if opts.shape ~= nil then
-      local o = {}
-      for k, v in pairs(opts) do if k ~= "shape" then o[k] = v end end
-      o.input_shape = opts.shape
-      opts = o
-    end
-    self:_options(opts, {}, 0)
-    if not rawget(self, "_batch_input_shape") then
-      raise("ValueError", "Input: 'shape' (without the batch dimension) is required", 4)
-    end
-    rawset(self, "_is_input_layer", true)
-  end
-  function InputLayer.call(_, x) return x end
-
-  --- tf.keras.Input{shape = {784}, batch_size =, dtype =, name =}
-  function keras.Input(opts) return InputLayer(opts) end
-  -- }====
-
   -- {==== Sequential
   local Sequential = Model:extend("Sequential")
   keras.Sequential = Sequential
@@ -204,6 +177,10 @@ return function(tf)
 
   --- Append a layer; the first layer's input_shape builds the model.
   function Sequential.add(self, layer)
+    local K = tf.core.internal.keras
+    if K.is_keras_tensor and K.is_keras_tensor(layer) and layer._keras_history.node.is_input then
+      layer = layer._keras_history.layer            -- tf.keras.Input{shape = ...} as the first element
+    end
     if not is_layer(layer) then
       raise("TypeError", sfmt("Sequential.add: expected a layer, got %s", type(layer) == "table" and "a table" or
         type(layer)), 2)

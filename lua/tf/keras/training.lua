@@ -82,12 +82,15 @@ return function(tf)
     if opts.loss == nil then raise("ValueError", "compile: 'loss' must be given", 2) end
     local st = {}
     st.optimizer = keras.optimizers.get(opts.optimizer or "rmsprop")
-    st.loss = keras.losses.get(opts.loss)
     st.metrics = {}
-    local ms = opts.metrics or {}
-    if type(ms) == "string" or (type(ms) == "table" and ms.update_state) then ms = {ms} end
-    for i, m in ipairs(ms) do st.metrics[i] = resolve_metric(m, st.loss) end
+    if not T._multi_output(model, opts) then
+      st.loss = keras.losses.get(opts.loss)
+      local ms = opts.metrics or {}
+      if type(ms) == "string" or (type(ms) == "table" and ms.update_state) then ms = {ms} end
+      for i, m in ipairs(ms) do st.metrics[i] = resolve_metric(m, st.loss) end
+    end
     st.loss_tracker = keras.metrics.Mean{name = "loss"}
+    T._compile_outputs(model, st, opts)
     st.run_eagerly = opts.run_eagerly or false
     rawset(model, "_compile_state", st)
     rawset(model, "optimizer", st.optimizer)
@@ -95,6 +98,135 @@ return function(tf)
     rawset(model, "compiled_metrics", st.metrics)
     rawset(model, "stop_training", false)
     return model
+  end
+  -- }====
+
+  -- {==== several outputs (functional models): per-output losses, loss
+  -- weights and metrics, logged as Keras does ("loss", "<output>_loss",
+  -- "<output>_<metric>")
+  local function is_plain(v) return type(v) == "table" and getmetatable(v) == nil end
+  local function is_loss_struct(v) return is_plain(v) and next(v) ~= nil end
+
+  --- True when the model has several outputs or compile was given losses
+  -- per output (an array or dict of them).
+  function T._multi_output(model, opts)
+    local names = rawget(model, "output_names")
+    return (names ~= nil and #names > 1) or is_loss_struct(opts.loss) and names ~= nil
+  end
+
+  -- The entry of a per-output option (array by output index, dict by
+  -- output name); a single value applies to every output.
+  local function per_output(v, i, name)
+    if not is_plain(v) then return v end
+    if #v > 0 then return v[i] end
+    return v[name]
+  end
+
+  function T._compile_outputs(model, st, opts)
+    if not T._multi_output(model, opts) then return end
+    local names = rawget(model, "output_names")
+    local keys = rawget(model, "_output_keys")
+    local dict_out = keys ~= nil and #keys > 0 and #rawget(model, "_output_structure") == 0
+    if is_plain(opts.loss) then
+      local known = {}
+      for _, n in ipairs(names) do known[n] = true end
+      for k in pairs(opts.loss) do
+        if math.type(k) ~= "integer" and not known[k] then
+          local ns = {}
+          for i, n in ipairs(names) do ns[i] = "\"" .. n .. "\"" end
+          raise("ValueError", sfmt("compile: unknown entry \"%s\" in 'loss': the model's outputs are [%s]",
+            tostring(k), table.concat(ns, ", ")), 4)
+        end
+      end
+      if #opts.loss > 0 and #opts.loss ~= #names then
+        raise("ValueError", sfmt("compile: 'loss' has %d entries but the model has %d outputs", #opts.loss, #names), 4)
+      end
+    end
+    local outs = {}
+    local multi = #names > 1
+    for i, name in ipairs(names) do
+      local o = {name = name, index = i, key = dict_out and keys[i] or i}
+      local l = per_output(opts.loss, i, name)
+      if l ~= nil then o.loss = keras.losses.get(l) end
+      local w = per_output(opts.loss_weights, i, name)
+      o.weight = w or 1
+      o.tracker = keras.metrics.Mean{name = name .. "_loss"}
+      o.metrics = {}
+      -- metrics: a flat array (each on every output), an array of arrays
+      -- (per output) or a dict by output name
+      local ms = opts.metrics
+      if is_plain(ms) and #ms > 0 and is_plain(ms[1]) then ms = ms[i]
+      elseif is_plain(ms) and #ms == 0 then ms = ms[name] end
+      if ms ~= nil then
+        if type(ms) == "string" or (type(ms) == "table" and ms.update_state) then ms = {ms} end
+        for _, m in ipairs(ms) do
+          local mo = resolve_metric(m, o.loss)
+          o.metrics[#o.metrics + 1] = mo
+          st.metrics[#st.metrics + 1] = mo
+          st.metric_names = st.metric_names or {}
+          st.metric_names[mo] = multi and (name .. "_" .. mo.name) or mo.name
+        end
+      end
+      outs[i] = o
+    end
+    st.outputs = outs
+    st.loss = function() error("internal: loss of a multi-output model") end
+  end
+
+  -- y for output o: an array by index, a dict by output name (or key), or
+  -- the one tensor of a one-output model.
+  local function y_of(st, y, o, what)
+    if not is_plain(y) then
+      if #st.outputs == 1 then return y end
+      raise("ValueError", sfmt("%s: the model has %d outputs; give y as an array or a dict keyed by output name",
+        what, #st.outputs), 5)
+    end
+    local v = y[o.name]
+    if v == nil then v = y[o.key] end
+    if v == nil and #y > 0 then v = y[o.index] end
+    return v
+  end
+  local function pred_of(pred, o)
+    if not is_plain(pred) then return pred end
+    return pred[o.key]
+  end
+
+  --- The total loss (weighted sum over outputs with a loss) and each
+  -- output's loss (by output index).
+  local function compute_loss(st, y, pred)
+    if not st.outputs then return st.loss(y, pred), nil end
+    local total, parts = nil, {}
+    for _, o in ipairs(st.outputs) do
+      if o.loss then
+        local yt = y_of(st, y, o, "fit")
+        if yt == nil then
+          local ks = {}
+          for k in pairs(y) do ks[#ks + 1] = "\"" .. tostring(k) .. "\"" end
+          table.sort(ks)
+          raise("ValueError", sfmt("fit: no target for output \"%s\" in y (keys [%s])", o.name,
+            table.concat(ks, ", ")), 5)
+        end
+        local l = o.loss(yt, pred_of(pred, o))
+        parts[o.index] = l
+        local wl = o.weight == 1 and l or l * o.weight
+        total = total and total + wl or wl
+      end
+    end
+    return total, parts
+  end
+
+  local function update_metrics(st, y, pred, parts, bs)
+    if not st.outputs then
+      for _, m in ipairs(st.metrics) do m:update_state(y, pred) end
+      return
+    end
+    for _, o in ipairs(st.outputs) do
+      if parts[o.index] and #st.outputs > 1 then o.tracker:update_state(parts[o.index], bs) end
+      if #o.metrics > 0 then
+        local yt, pt = y_of(st, y, o, "fit"), pred_of(pred, o)
+        for _, m in ipairs(o.metrics) do m:update_state(yt, pt) end
+      end
+    end
   end
   -- }====
 
@@ -156,12 +288,76 @@ return function(tf)
     return src
   end
 
+  -- Several inputs or targets: a dict, or an array of tensors.
+  local function is_struct(v)
+    if not is_plain(v) then return false end
+    for k, e in pairs(v) do
+      if type(k) ~= "number" then return true end
+      return tf.is_tensor(e) or tf.is_variable(e) or (is_plain(e) and is_struct(e))
+    end
+    return false
+  end
+  local function smap(v, fn)
+    if is_plain(v) then
+      local out = {}
+      for k, e in pairs(v) do out[k] = smap(e, fn) end
+      return out
+    end
+    return fn(v)
+  end
+  local function first_leaf(v)
+    if not is_plain(v) then return v end
+    if v[1] ~= nil then return first_leaf(v[1]) end
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    for k, e in pairs(v) do if tostring(k) == keys[1] then return first_leaf(e) end end
+  end
+  T._is_struct, T._smap, T._first_leaf = is_struct, smap, first_leaf
+
+  --- tensor_source for dicts / arrays of tensors (several inputs or outputs).
+  local function struct_source(x, y, batch_size, shuffle)
+    x = smap(x, as_tensor)
+    if y ~= nil then y = smap(y, as_tensor) end
+    local n = first_leaf(x).shape[1]
+    local function check(v, what)
+      smap(v, function(t)
+        if t.shape[1] ~= n then
+          raise("ValueError", sfmt("Data cardinality is ambiguous: x has %d samples, %s has an array of %s samples",
+            n, what, tostring(t.shape[1])), 6)
+        end
+      end)
+    end
+    check(x, "x")
+    if y ~= nil then check(y, "y") end
+    local src = {steps = batch_count(n, batch_size), n = n}
+    function src.iter(_, do_shuffle)
+      local xs, ys = x, y
+      if do_shuffle and shuffle ~= false then
+        local perm = tf.random.shuffle(tf.range(1, n + 1))
+        xs = smap(x, function(t) return tf.gather(t, perm) end)
+        if y ~= nil then ys = smap(y, function(t) return tf.gather(t, perm) end) end
+      end
+      local i = 0
+      return function()
+        if i >= n then return nil end
+        local a, b = i + 1, math.min(i + batch_size, n)
+        i = b
+        local function cut(t) return t[{{a, b}}] end
+        if ys == nil then return smap(xs, cut) end
+        return smap(xs, cut), smap(ys, cut)
+      end
+    end
+    return src
+  end
+
   local function make_source(fname, x, y, batch_size, shuffle)
     if is_dataset(x) then
       if y ~= nil then raise("ValueError", sfmt("%s: `y` must not be given when x is a dataset", fname), 3) end
       return dataset_source(x)
     end
     if x == nil then raise("ValueError", sfmt("%s: no data given", fname), 3) end
+    if is_struct(x) or is_struct(y) then return struct_source(x, y, batch_size, shuffle) end
     return tensor_source(as_tensor(x), y ~= nil and as_tensor(y) or nil, batch_size, shuffle)
   end
   -- }====
@@ -253,9 +449,20 @@ return function(tf)
   end
   -- }====
 
+  local function mname(st, m) return st.metric_names and st.metric_names[m] or m.name end
+  -- the per-output loss trackers (several outputs only)
+  local function out_trackers(st)
+    local out = {}
+    if st.outputs and #st.outputs > 1 then
+      for _, o in ipairs(st.outputs) do if o.loss then out[#out + 1] = o.tracker end end
+    end
+    return out
+  end
+
   local function metric_names(st)
     local names = {"loss"}
-    for _, m in ipairs(st.metrics) do names[#names + 1] = m.name end
+    for _, t in ipairs(out_trackers(st)) do names[#names + 1] = t.name end
+    for _, m in ipairs(st.metrics) do names[#names + 1] = mname(st, m) end
     return names
   end
 
@@ -263,15 +470,17 @@ return function(tf)
     local logs = {}
     prefix = prefix or ""
     logs[prefix .. "loss"] = st.loss_tracker:result():item()
+    for _, t in ipairs(out_trackers(st)) do logs[prefix .. t.name] = t:result():item() end
     for _, m in ipairs(st.metrics) do
       local r = m:result()   -- a vector result (F1Score without average, Precision at several thresholds): a table
-      logs[prefix .. m.name] = r.shape:rank() == 0 and r:item() or r:totable()
+      logs[prefix .. mname(st, m)] = r.shape:rank() == 0 and r:item() or r:totable()
     end
     return logs
   end
 
   local function reset_metrics(st)
     st.loss_tracker:reset_state()
+    for _, t in ipairs(out_trackers(st)) do t:reset_state() end
     for _, m in ipairs(st.metrics) do m:reset_state() end
   end
 
@@ -279,6 +488,7 @@ return function(tf)
   -- steps, so a partial batch needs no run-time shape), cached per size.
   local size_cache = setmetatable({}, {__mode = "v"})
   local function batch_size_of(x)
+    x = first_leaf(x)
     local n = x:_dims()[1] or 0
     local t = size_cache[n]
     if not t then
@@ -297,10 +507,11 @@ return function(tf)
     if st.train_fn then return st.train_fn end
     local function step(x, y, bs)
       local tape = tf.GradientTape()
-      local pred
+      local pred, parts
       local loss = tape:record(function()
         pred = model(x, {training = true})
-        local l = st.loss(y, pred)
+        local l
+        l, parts = compute_loss(st, y, pred)
         local extra = model.losses
         if type(extra) == "table" then for _, e in ipairs(extra) do l = l + e end end
         return l
@@ -309,7 +520,7 @@ return function(tf)
       local grads = tape:gradient(loss, vars)
       st.optimizer:apply_gradients(grads, vars)
       st.loss_tracker:update_state(loss, bs)
-      for _, m in ipairs(st.metrics) do m:update_state(y, pred) end
+      update_metrics(st, y, pred, parts, bs)
       return loss
     end
     st.train_fn = wrap(st, step, "train_step")
@@ -320,9 +531,9 @@ return function(tf)
     if st.test_fn then return st.test_fn end
     st.test_fn = wrap(st, function(x, y, bs)
       local pred = model(x, {training = false})
-      local loss = st.loss(y, pred)
+      local loss, parts = compute_loss(st, y, pred)
       st.loss_tracker:update_state(loss, bs)
-      for _, m in ipairs(st.metrics) do m:update_state(y, pred) end
+      update_metrics(st, y, pred, parts, bs)
       return loss
     end, "test_step")
     return st.test_fn
@@ -414,21 +625,23 @@ return function(tf)
         raise("ValueError", "fit: validation_split is only supported for tensor inputs, not a dataset", 2)
       end
       if opts.validation_split >= 1 then raise("ValueError", "fit: validation_split must be in [0, 1)", 2) end
-      local xt, yt = as_tensor(x), as_tensor(y)
-      local n = xt.shape[1]
+      local xt, yt = smap(x, as_tensor), smap(y, as_tensor)
+      local n = first_leaf(xt).shape[1]
       local split = math.floor(n * (1 - opts.validation_split))
       if split < 1 or split >= n then
         raise("ValueError", sfmt("fit: validation_split %g leaves no samples on one side of %d", opts.validation_split, n), 2)
       end
-      x, y = xt[{{1, split}}], yt[{{1, split}}]
-      val_src = tensor_source(xt[{{split + 1, n}}], yt[{{split + 1, n}}], opts.validation_batch_size or batch_size, false)
+      local function head(t) return t[{{1, split}}] end
+      local function tail(t) return t[{{split + 1, n}}] end
+      x, y = smap(xt, head), smap(yt, head)
+      val_src = make_source("fit", smap(xt, tail), smap(yt, tail), opts.validation_batch_size or batch_size, false)
     end
     if opts.validation_data ~= nil then
       local vd = opts.validation_data
       if is_dataset(vd) then
         val_src = dataset_source(vd)
       elseif type(vd) == "table" and not tf.is_tensor(vd) then
-        val_src = tensor_source(as_tensor(vd[1]), as_tensor(vd[2]), opts.validation_batch_size or batch_size, false)
+        val_src = make_source("fit", vd[1], vd[2], opts.validation_batch_size or batch_size, false)
       else
         raise("TypeError", "fit: validation_data must be {x_val, y_val} or a dataset", 2)
       end
@@ -530,8 +743,8 @@ return function(tf)
     local logs = read_logs(st)
     bar_.done(n, logs)
     if opts.return_dict then return logs end
-    local r = {logs.loss}
-    for _, m in ipairs(st.metrics) do r[#r + 1] = logs[m.name] end
+    local r = {}
+    for i, k in ipairs(names) do r[i] = logs[k] end
     return table.unpack(r)
   end
 
@@ -551,7 +764,7 @@ return function(tf)
       local c = x:cardinality()
       steps = c >= 0 and c or nil
     else
-      local src = tensor_source(as_tensor(x), nil, opts.batch_size or 32, false)
+      local src = make_source("predict", x, nil, opts.batch_size or 32, false)
       it, steps = src:iter(false), src.steps
     end
     if opts.steps then steps = math.min(steps or opts.steps, opts.steps) end
@@ -564,6 +777,15 @@ return function(tf)
     if #outs == 0 then raise("ValueError", "predict: the input produced no batches", 2) end
     bar_.done(#outs)
     if #outs == 1 then return outs[1] end
+    if is_plain(outs[1]) then                -- several outputs: each concatenated
+      local out = {}
+      for k in pairs(outs[1]) do
+        local parts = {}
+        for i, o in ipairs(outs) do parts[i] = o[k] end
+        out[k] = tf.concat(parts, 1)
+      end
+      return out
+    end
     return tf.concat(outs, 1)
   end
 
