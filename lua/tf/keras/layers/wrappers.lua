@@ -66,7 +66,7 @@ return function(tf)
     if mm == nil then mm = "concat" end
     if mm == false or mm == "none" then mm = nil end
     if mm ~= nil and not MERGE[mm] then
-      raise("ValueError", sfmt("Bidirectional: invalid merge mode. Received: %s. Merge mode should be one of " ..
+      raise("ValueError", sfmt("Bidirectional: Invalid merge mode. Received: %s. Merge mode should be one of " ..
         "\"sum\", \"mul\", \"ave\", \"concat\", \"none\"", tostring(mm)))
     end
     if opts.weights ~= nil then
