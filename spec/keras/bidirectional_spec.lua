@@ -170,6 +170,19 @@ describe("keras Bidirectional", function()
     assert.tf_error("ValueError", "must be a recurrent layer", function() L.Bidirectional{L.Dense{2}} end)
   end)
 
+  it("computes its output shape without a call", function()
+    local s = tf.TensorShape({-1, 7, 3})
+    assert.equal("(None, 10)", tostring(L.Bidirectional{L.SimpleRNN{5}}:compute_output_shape(s)))
+    assert.equal("(None, 7, 5)", tostring(L.Bidirectional{L.SimpleRNN{5, return_sequences = true},
+      merge_mode = "sum"}:compute_output_shape(s)))
+    local r = L.Bidirectional{L.SimpleRNN{5, return_state = true}}:compute_output_shape(s)
+    assert.equal(3, #r)
+    assert.equal("(None, 10)", tostring(r[1]))
+    assert.equal("(None, 5)", tostring(r[3]))
+    local n = L.Bidirectional{L.SimpleRNN{5}, merge_mode = "none"}:compute_output_shape(s)
+    assert.equal(2, #n)
+  end)
+
   it("get_config / from_config round-trip", function()
     local l = L.Bidirectional{L.SimpleRNN{3, return_sequences = true}, merge_mode = "ave"}
     local c = l:get_config()

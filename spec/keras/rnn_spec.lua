@@ -202,6 +202,17 @@ describe("keras SimpleRNN", function()
     assert.tf_error("AttributeError", "Layer must be stateful.", function() L.SimpleRNN{2}:reset_states() end)
   end)
 
+  it("stateful inside tf.fn: the states variables carry across calls of the trace", function()
+    local x1, x2 = {}, {}
+    for bi = 1, 2 do x1[bi] = {X[bi][1], X[bi][2]}; x2[bi] = {X[bi][3], X[bi][4]} end
+    local _, _, h_all = ref_rnn(X, K, R, B)
+    local l = rnn_with(K, R, B, {stateful = true})
+    local f = tf.fn(function(v) return l(v) end, {input_signature = {tf.TensorSpec({2, -1, 3}, tf.float32)}})
+    f(tf.constant(x1))
+    assert.tensor_near(h_all, f(tf.constant(x2)), {atol = 1e-5})
+    assert.tensor_near(h_all, l.states[1]:value(), {atol = 1e-5})
+  end)
+
   it("checks the input rank with Keras's message", function()
     local l = L.SimpleRNN{2}
     assert.tf_error("ValueError", "Input 0 of layer \"" .. l.name .. "\" is incompatible with the layer: " ..

@@ -679,14 +679,18 @@ return function(tf)
   function SimpleRNNCell.call(self, x, states)
     local prev = states
     if is_plain(states) then prev = states[1] end
-    local kernel = self.kernel
-    if x.dtype ~= kernel.dtype then x = tf.cast(x, kernel.dtype) end
+    -- weights read in the inputs' dtype (the compute dtype under mixed precision)
+    local function w(v)
+      if v.dtype ~= x.dtype then return tf.cast(v, x.dtype) end
+      return v
+    end
     local dp, rdp = rawget(self, "_dp_mask"), rawget(self, "_rdp_mask")
     if dp then x = x * dp end
-    local h = tf.matmul(x, kernel)
-    if self.use_bias then h = h + self.bias end
+    local h = tf.matmul(x, w(self.kernel))
+    if self.use_bias then h = h + w(self.bias) end
     if rdp then prev = prev * rdp end
-    local out = self.activation(h + tf.matmul(prev, self.recurrent_kernel))
+    if prev.dtype ~= x.dtype then prev = tf.cast(prev, x.dtype) end
+    local out = self.activation(h + tf.matmul(prev, w(self.recurrent_kernel)))
     return out, {out}
   end
 

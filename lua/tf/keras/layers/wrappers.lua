@@ -178,6 +178,28 @@ return function(tf)
     return out
   end
 
+  function Bidirectional.compute_output_shape(self, shape)
+    local o = self.forward_layer:compute_output_shape(shape)
+    local first, states = o, {}
+    if is_plain(o) then
+      first = o[1]
+      for i = 2, #o do states[#states + 1] = o[i] end
+    end
+    local out
+    if self.merge_mode == "concat" then
+      local d = first:as_list()
+      if d[#d] >= 0 then d[#d] = d[#d] * 2 end
+      out = {tf.TensorShape(d)}
+    elseif self.merge_mode == nil then
+      out = {first, first}
+    else
+      out = {first}
+    end
+    if not self.return_state then return #out == 1 and out[1] or out end
+    for _ = 1, 2 do for _, s in ipairs(states) do out[#out + 1] = s end end
+    return out
+  end
+
   function Bidirectional.reset_states(self)
     self.forward_layer:reset_states()
     self.backward_layer:reset_states()
