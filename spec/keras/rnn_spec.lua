@@ -408,6 +408,38 @@ describe("keras SimpleRNN gradients", function()
   end)
 end)
 
+describe("keras RNN loop gradients (spec/gradcheck harness)", function()
+  local harness = require("gradcheck.harness")
+  -- the SimpleRNN step as a user cell over the harness's tensors, so the
+  -- harness differentiates x, kernel, recurrent kernel and bias through the loop
+  local function run(x, k, r, b, mask)
+    local Cell = L.Layer:extend("GradCell", {
+      init = function(self) L.Layer.init(self, {dtype = "float64"}); self.state_size = 2 end,
+      call = function(_, xt, st)
+        local h = tf.tanh(tf.matmul(xt, k) + b + tf.matmul(st[1], r))
+        return h, {h}
+      end,
+    })
+    return L.RNN{Cell(), return_sequences = true, go_backwards = true, dtype = "float64"}(x, {mask = mask})
+  end
+  -- the weights enter tf.fn as arguments (gradients do not reach eager
+  -- tensors a tf.fn captures)
+  local graph_run = tf.fn(run, {input_signature = {tf.TensorSpec({-1, -1, 3}, tf.float64),
+    tf.TensorSpec({3, 2}, tf.float64), tf.TensorSpec({2, 2}, tf.float64), tf.TensorSpec({2}, tf.float64),
+    tf.TensorSpec({-1, -1}, tf.bool)}})
+  local function case(graph)
+    return {inputs = {{{2, 4, 3}}, {{3, 2}}, {{2, 2}, "unit"}, {{2}}}, fn = function(_, x, k, r, b)
+      return (graph and graph_run or run)(x, k, r, b, tf.constant(MASK))
+    end}
+  end
+  it("match finite differences, unrolled and as a graph while loop", function()
+    local ok, msg = harness.check("rnn_loop", case(false))
+    assert.is_true(ok, msg)
+    ok, msg = harness.check("rnn_while_loop", case(true))
+    assert.is_true(ok, msg)
+  end)
+end)
+
 describe("keras initializers.Orthogonal", function()
   it("gives orthonormal columns (or rows), scaled by gain", function()
     local q = tf.keras.initializers.Orthogonal{gain = 2, seed = 1}({5, 3}, tf.float64)

@@ -424,7 +424,10 @@ return function(tf)
     local xt = tf.transpose(x, {2, 1, 3})
     local n = tf.shape(xt)[1]
     local in_ta = tf.TensorArray{dtype = x.dtype}:unstack(xt)
-    local m_ta = mask and tf.TensorArray{dtype = tf.bool}:unstack(tf.expand_dims(tf.transpose(mask, {2, 1}), -1))
+    -- the mask rides in x's dtype: a bool TensorArray read in a loop breaks
+    -- the loop's gradient (bool gradients get summed)
+    local m_ta = mask and tf.TensorArray{dtype = x.dtype}:unstack(
+      tf.stop_gradient(tf.cast(tf.expand_dims(tf.transpose(mask, {2, 1}), -1), x.dtype)))
     local osize = H.output_size(cell)
     local out_ta = tf.TensorArray{dtype = x.dtype}:unstack(
       tf.expand_dims(tf.zeros_like(xt[{{}, {}, 1}]), -1) + tf.zeros({osize}, x.dtype))
@@ -434,7 +437,7 @@ return function(tf)
       local st = {...}
       local out, ns = step(cell, in_ta:read(i), st, training)
       if m_ta then
-        local m = m_ta:read(i)
+        local m = tf.cast(m_ta:read(i), tf.bool)
         for k = 1, #ns do ns[k] = tf.where(m, ns[k], st[k]) end
         out = tf.where(m, out, zero_out and tf.zeros_like(out) or prev)
       end
