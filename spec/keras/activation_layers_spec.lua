@@ -75,7 +75,8 @@ describe("keras PReLU", function()
     local p = L.PReLU{shared_axes = {2}, alpha_initializer = "ones"}
     local c = p:get_config()
     assert.same({2}, c.shared_axes)
-    assert.equal("ones", c.alpha_initializer)
+    local ai = c.alpha_initializer   -- a name, or Keras's {class_name =} with initializers.serialize
+    assert.is_true(ai == "ones" or (type(ai) == "table" and ai.class_name == "Ones"))
     assert.same(c, L.PReLU.from_config(c):get_config())
   end)
 end)

@@ -69,6 +69,11 @@ end
 -- }====
 
 local function const(v) return function(_, dtype) return tf.constant(v, dtype) end end
+-- an initializer's config entry: its name, or Keras's {class_name =} once
+-- tf.keras.initializers has serialize
+local function is_init(v, name, class)
+  return v == name or (type(v) == "table" and v.class_name == class)
+end
 
 -- a SimpleRNN with the given weights (F inputs, U units)
 local function rnn_with(K, R, b, opts)
@@ -255,8 +260,8 @@ describe("keras SimpleRNN", function()
     local c = l:get_config()
     assert.equal(5, c.units)
     assert.equal("relu", c.activation)
-    assert.equal("glorot_uniform", c.recurrent_initializer)
-    assert.equal("glorot_uniform", c.kernel_initializer)
+    assert.is_true(is_init(c.recurrent_initializer, "glorot_uniform", "GlorotUniform"))
+    assert.is_true(is_init(c.kernel_initializer, "glorot_uniform", "GlorotUniform"))
     assert.equal(0.25, c.dropout)
     assert.is_true(c.return_sequences)
     assert.is_true(c.go_backwards)
@@ -267,7 +272,7 @@ describe("keras SimpleRNN", function()
     local cell = L.SimpleRNNCell{3, use_bias = false}
     local cc = cell:get_config()
     assert.is_false(cc.use_bias)
-    assert.equal("orthogonal", cc.recurrent_initializer)
+    assert.is_true(is_init(cc.recurrent_initializer, "orthogonal", "Orthogonal"))
     assert.same(cc, L.SimpleRNNCell.from_config(cc):get_config())
   end)
 end)

@@ -33,6 +33,13 @@ return function(tf)
     return A.relu(x, {alpha = self.negative_slope, max_value = self.max_value, threshold = self.threshold})
   end
 
+  -- a config entry: through tf.keras.<kind>.serialize when there is one
+  local function ser(kind, v)
+    local m = keras[kind]
+    if v ~= nil and m and type(m.serialize) == "function" then return m.serialize(m.get(v)) end
+    return v
+  end
+
   local LeakyReLU = Layer:extend("LeakyReLU")
   LeakyReLU.compute_output_shape = same
   LeakyReLU.supports_masking = true
@@ -140,8 +147,9 @@ return function(tf)
   end
   function PReLU.get_config(self)
     local c = Layer.get_config(self)
-    c.alpha_initializer = rawget(self, "_init_arg")
-    c.alpha_regularizer, c.alpha_constraint = self.alpha_regularizer, self.alpha_constraint
+    c.alpha_initializer = ser("initializers", rawget(self, "_init_arg"))
+    c.alpha_regularizer = ser("regularizers", self.alpha_regularizer)
+    c.alpha_constraint = ser("constraints", self.alpha_constraint)
     c.shared_axes = self.shared_axes and {table.unpack(self.shared_axes)} or nil
     return c
   end

@@ -5,6 +5,13 @@ return function(tf)
   local Layer = L.Layer
   local U = require("tf.keras.layers.util")(tf)
 
+  -- a config entry: through tf.keras.<kind>.serialize when there is one
+  local function ser(kind, v)
+    local m = keras[kind]
+    if v ~= nil and m and type(m.serialize) == "function" then return m.serialize(m.get(v)) end
+    return v
+  end
+
   local Embedding = Layer:extend("Embedding")
   function Embedding.compute_output_shape(self, shape)
     local d = shape:as_list()
@@ -32,7 +39,7 @@ return function(tf)
     self.embeddings_initializer = keras.initializers.get(self._init_arg)
     self.embeddings_regularizer = opts.embeddings_regularizer
     self.embeddings_constraint = opts.embeddings_constraint
-    rawset(self, "activity_regularizer", opts.activity_regularizer)
+    if rawget(self, "activity_regularizer") == nil then rawset(self, "activity_regularizer", opts.activity_regularizer) end
     self.mask_zero = opts.mask_zero and true or false
     self.input_length = opts.input_length
   end
@@ -72,10 +79,12 @@ return function(tf)
   function Embedding.get_config(self)
     local c = Layer.get_config(self)
     c.input_dim, c.output_dim = self.input_dim, self.output_dim
-    c.embeddings_initializer = rawget(self, "_init_arg")
-    c.embeddings_regularizer = self.embeddings_regularizer
-    c.activity_regularizer = rawget(self, "activity_regularizer")
-    c.embeddings_constraint = self.embeddings_constraint
+    c.embeddings_initializer = ser("initializers", rawget(self, "_init_arg"))
+    c.embeddings_regularizer = ser("regularizers", self.embeddings_regularizer)
+    if c.activity_regularizer == nil then
+      c.activity_regularizer = ser("regularizers", rawget(self, "activity_regularizer"))
+    end
+    c.embeddings_constraint = ser("constraints", self.embeddings_constraint)
     c.mask_zero = self.mask_zero
     c.input_length = self.input_length
     return c

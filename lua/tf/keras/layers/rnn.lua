@@ -117,9 +117,19 @@ return function(tf)
     end
   end
 
-  -- A config entry for an initializer / regularizer / constraint /
-  -- activation: what the user gave (a name or an object) round-trips.
-  function H.config_value(v)
+  -- A config entry for an activation, initializer, regularizer or
+  -- constraint `v` (as the user gave it: a name, an object or a function).
+  -- With `key` ("kernel_initializer", "bias_regularizer", ...) the value
+  -- goes through that module's serialize when it has one (Keras's
+  -- {class_name =, config =}); otherwise it is kept as given (it
+  -- round-trips through from_config either way). An activation function
+  -- becomes its name.
+  local KINDS = {initializer = "initializers", regularizer = "regularizers", constraint = "constraints"}
+  function H.config_value(v, key)
+    if v == nil then return nil end
+    local kind = type(key) == "string" and KINDS[key:match("_(%a+)$") or ""]
+    local m = kind and keras[kind]
+    if m and type(m.serialize) == "function" and type(m.get) == "function" then return m.serialize(m.get(v)) end
     if type(v) == "function" then return A.serialize(v) or v end
     return v
   end
@@ -367,15 +377,16 @@ return function(tf)
       out = outputs
       if self.time_major then out = tf.transpose(out, {2, 1, 3}) end
     end
-    if type(self._activity_regularize) == "function" and rawget(self, "activity_regularizer") ~= nil then
-      self:_activity_regularize(out)
-    end
+    local result = out
     if self.return_state then
-      local r = {out}
-      for i, s in ipairs(new_states) do r[i + 1] = s end
-      return r
+      result = {out}
+      for i, s in ipairs(new_states) do result[i + 1] = s end
     end
-    return out
+    -- (the base layer's activity regularization, where it has one: every output, as Keras)
+    if type(self._activity_regularize) == "function" and rawget(self, "activity_regularizer") ~= nil then
+      self:_activity_regularize(result)
+    end
+    return result
   end
 
   -- One step of the cell: output, new states (an array).
@@ -701,7 +712,7 @@ return function(tf)
     c.units = self.units
     c.activation = H.config_value(rawget(self, "_activation_arg"))
     c.use_bias = self.use_bias
-    for k, v in pairs(rawget(self, "_given")) do c[k] = H.config_value(v) end
+    for k, v in pairs(rawget(self, "_given")) do c[k] = H.config_value(v, k) end
     c.dropout, c.recurrent_dropout, c.seed = self.dropout, self.recurrent_dropout, self.seed
     return c
   end
@@ -722,14 +733,17 @@ return function(tf)
     self.cell = SimpleRNNCell(copts)
     self.units = self.cell.units
     self:_rnn_options(opts)
-    rawset(self, "activity_regularizer", opts.activity_regularizer)
+    -- (a base layer that handles activity_regularizer has set it already)
+    if rawget(self, "activity_regularizer") == nil then rawset(self, "activity_regularizer", opts.activity_regularizer) end
   end
 
   function SimpleRNN.get_config(self)
     local c = RNN.get_config(self)
     c.cell = nil
     cell_config(self.cell, c)
-    c.activity_regularizer = H.config_value(rawget(self, "activity_regularizer"))
+    if c.activity_regularizer == nil then
+      c.activity_regularizer = H.config_value(rawget(self, "activity_regularizer"), "activity_regularizer")
+    end
     return c
   end
   SimpleRNN.from_config = function(a, b)
