@@ -340,6 +340,42 @@ describe("keras RNN", function()
     assert.shape({2, 3}, s2(tf.ones({2, 4, 5})))
   end)
 
+  it("runs a cell with several states of different sizes (output_size given), eagerly and as a graph loop", function()
+    -- states {a (batch, 1), b (batch, 2)}: a' = a + sum(x), b' = b * 0.5 + x; output = b' * a'
+    local Two = L.Layer:extend("Two", {
+      init = function(self) L.Layer.init(self); self.state_size = {1, 2}; self.output_size = 2 end,
+      call = function(_, x, st)
+        local a = st[1] + tf.reduce_sum(x, {axis = -1, keepdims = true})
+        local b = st[2] * 0.5 + x
+        return b * a, {a, b}
+      end,
+    })
+    local l = L.RNN{Two(), return_sequences = true, return_state = true}
+    local x = tf.constant({{{1, 2}, {3, 4}}}, tf.float32)
+    local r = l(x)
+    -- step 1: a = 3, b = (1, 2), out = (3, 6); step 2: a = 10, b = (3.5, 5), out = (35, 50)
+    assert.tensor_near({{{3, 6}, {35, 50}}}, r[1])
+    assert.tensor_near({{10}}, r[2])
+    assert.tensor_near({{3.5, 5}}, r[3])
+    local f = tf.fn(function(v) return l(v) end, {input_signature = {tf.TensorSpec({-1, -1, 2}, tf.float32)}})
+    local g = f(x)
+    for i = 1, 3 do assert.tensor_near(r[i], g[i]) end
+  end)
+
+  it("time_major with a (time, batch) mask; unroll needs a known time length", function()
+    local seq = ref_rnn(X, K, R, B, {mask = MASK})
+    local xt = tf.transpose(tf.constant(X), {2, 1, 3})
+    local mt = tf.transpose(tf.constant(MASK), {2, 1})
+    local r = rnn_with(K, R, B, {return_sequences = true, time_major = true})(xt, {mask = mt})
+    assert.tensor_near(seq, tf.transpose(r, {2, 1, 3}), {atol = 1e-5})
+    local u = rnn_with(K, R, B, {unroll = true})
+    assert.tensor_near(rnn_with(K, R, B)(tf.constant(X)), u(tf.constant(X)), {atol = 1e-6})
+    local f = tf.fn(function(v) return u(v) end, {input_signature = {tf.TensorSpec({-1, -1, 3}, tf.float32)}})
+    assert.tf_error("ValueError", "Cannot unroll a RNN if the time dimension is undefined", function()
+      f(tf.constant(X))
+    end)
+  end)
+
   it("checks the cell", function()
     assert.tf_error("ValueError", "argument `cell` should have a `call` method", function() L.RNN{42} end)
     local NoState = L.Layer:extend("NoState", {call = function(_, x) return x, {} end})
