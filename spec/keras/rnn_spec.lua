@@ -176,6 +176,16 @@ describe("keras SimpleRNN", function()
       function() l(tf.constant(X), {initial_state = {tf.ones({2, 3})}}) end)
   end)
 
+  it("get_initial_state gives zero states for a batch of inputs", function()
+    local l = L.RNN{{L.SimpleRNNCell{2}, L.SimpleRNNCell{3}}}
+    local st = l:get_initial_state(tf.ones({4, 5, 6}))
+    assert.equal(2, #st)
+    assert.tensor_near(tf.zeros({4, 2}), st[1])
+    assert.tensor_near(tf.zeros({4, 3}), st[2])
+    local tm = L.SimpleRNN{2, time_major = true}:get_initial_state(tf.ones({5, 4, 6}))
+    assert.shape({4, 2}, tm[1])
+  end)
+
   it("time_major: (time, batch, features) in and out", function()
     local seq = ref_rnn(X, K, R, B)
     local xt = tf.transpose(tf.constant(X), {2, 1, 3})

@@ -327,6 +327,18 @@ return function(tf)
     return out
   end
 
+  --- layer:get_initial_state(inputs): the zero states for a batch of
+  -- `inputs` (batch, time, features) (time-major when the layer is), an
+  -- array of (batch, n) tensors (Keras's get_initial_state).
+  function RNN.get_initial_state(self, inputs)
+    if is_plain(inputs) then inputs = inputs[1] end
+    if not tf.is_tensor(inputs) then inputs = tf.constant(inputs, self.compute_dtype or self.dtype) end
+    if self.time_major then inputs = tf.transpose(inputs, {2, 1, 3}) end
+    local out = {}
+    for i, n in ipairs(H.state_sizes(self.cell)) do out[i] = H.zeros_like_batch(inputs, n, inputs.dtype) end
+    return out
+  end
+
   --- layer(x [, {initial_state = {h, ...}, training =, mask =}]), or
   -- layer({x, h, ...}): the last output (or the whole sequence with
   -- return_sequences), and with return_state an array {output, state...}.
