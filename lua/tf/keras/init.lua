@@ -26,6 +26,8 @@ return function(tf)
   for _, name in ipairs({
     "tf.keras.activations",
     "tf.keras.initializers",
+    "tf.keras.regularizers",
+    "tf.keras.constraints",
     "tf.keras.layer",
     "tf.keras.layers.dense",
     "tf.keras.layers.activation",

@@ -311,6 +311,8 @@ return function(tf)
     st.test_fn = wrap(st, function(x, y, bs)
       local pred = model(x, {training = false})
       local loss = st.loss(y, pred)
+      local extra = model.losses
+      if type(extra) == "table" then for _, e in ipairs(extra) do loss = loss + e end end
       st.loss_tracker:update_state(loss, bs)
       for _, m in ipairs(st.metrics) do m:update_state(y, pred) end
       return loss
