@@ -17,6 +17,11 @@ return function(tf)
     self.activation = A.get(opts[1] or opts.activation)
   end
   function Activation.call(self, x) return self.activation(x) end
+  function Activation.get_config(self)
+    local c = Layer.get_config(self)
+    c.activation = A.serialize(self.activation) or self.activation
+    return c
+  end
 
   local ReLU = Layer:extend("ReLU")
   ReLU.compute_output_shape = same
@@ -30,6 +35,11 @@ return function(tf)
   function ReLU.call(self, x)
     return A.relu(x, {alpha = self.negative_slope, max_value = self.max_value, threshold = self.threshold})
   end
+  function ReLU.get_config(self)
+    local c = Layer.get_config(self)
+    c.max_value, c.negative_slope, c.threshold = self.max_value, self.negative_slope, self.threshold
+    return c
+  end
 
   local LeakyReLU = Layer:extend("LeakyReLU")
   LeakyReLU.compute_output_shape = same
@@ -41,6 +51,11 @@ return function(tf)
     self.alpha = opts.alpha or opts.negative_slope or 0.3
   end
   function LeakyReLU.call(self, x) return A.leaky_relu(x, {alpha = self.alpha}) end
+  function LeakyReLU.get_config(self)
+    local c = Layer.get_config(self)
+    c.alpha = self.alpha
+    return c
+  end
 
   local Softmax = Layer:extend("Softmax")
   Softmax.compute_output_shape = same
@@ -52,4 +67,9 @@ return function(tf)
     self.axis = opts.axis or -1
   end
   function Softmax.call(self, x) return tf.nn.softmax(x, self.axis) end
+  function Softmax.get_config(self)
+    local c = Layer.get_config(self)
+    c.axis = self.axis
+    return c
+  end
 end
