@@ -207,3 +207,27 @@ describe("training with regularization", function()
     assert.near(want, ev, 1e-5)
   end)
 end)
+
+describe("losses after a trace", function()
+  it("read eagerly, activity losses of a finished tf.fn trace are left out; weight penalties stay", function()
+    local d = L.Dense{1, kernel_initializer = "ones", kernel_regularizer = R.L1{1}, activity_regularizer = R.L1{1}}
+    local f = tf.fn(function(x) return d(x) end)
+    f(tf.ones({1, 2}))
+    local ls = d.losses
+    assert.equal(1, #ls)
+    assert.near(2, ls[1]:item(), 1e-6)
+    d(tf.ones({1, 2}))
+    assert.equal(2, #d.losses)
+  end)
+
+  it("an error inside a traced layer call leaves later calls clearing their losses", function()
+    local Bad = L.Layer:extend("Bad", {call = function() error("boom") end})
+    local d = L.Dense{1, kernel_initializer = "ones", activity_regularizer = R.L1{1}}
+    local m = tf.keras.Sequential{d, Bad()}
+    local f = tf.fn(function(x) return m(x) end)
+    assert.has_error(function() f(tf.ones({1, 2})) end)
+    d(tf.ones({1, 2}))
+    d(tf.ones({1, 2}))
+    assert.equal(1, #d.losses)
+  end)
+end)

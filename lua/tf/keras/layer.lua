@@ -495,8 +495,11 @@ return function(tf)
   -- call (an outermost layer call clears those of the layer and its
   -- sublayers, nested calls add to them) and weight regularization computed
   -- from the current values each time `losses` is read.
-  local call_depth = 0
-  local depth_guard = setmetatable({}, {__close = function() call_depth = call_depth - 1 end})
+  -- the depth of layer calls, per coroutine: an error inside a coroutine
+  -- (tf.fn traces in one) leaves its to-be-closed guard unclosed, so a
+  -- count shared by all would stay raised
+  local call_depth = setmetatable({}, {__mode = "k"})
+  local Guard = {__close = function(g) call_depth[g.co] = call_depth[g.co] - 1 end}
 
   -- self and its sublayers (each once), depth first in tracking order
   local function flatten_layers(layer, out, seen)
@@ -546,8 +549,13 @@ return function(tf)
   -- layer.losses: the penalties of this layer and its sublayers (scalars)
   PROPS.losses = function(self)
     local out = {}
+    -- activity losses of a finished trace (a call inside tf.fn) are not
+    -- values outside it: read eagerly, only eager ones are listed
+    local eager = not tf.core.is_tracing()
     for _, layer in ipairs(flatten_layers(self, {}, {})) do
-      for _, t in ipairs(rawget(layer, "_call_losses") or {}) do out[#out + 1] = t end
+      for _, t in ipairs(rawget(layer, "_call_losses") or {}) do
+        if not (eager and tf.is_tensor(t) and t:is_symbolic()) then out[#out + 1] = t end
+      end
       for _, f in ipairs(rawget(layer, "_callable_losses") or {}) do out[#out + 1] = tf.convert_to_tensor(f()) end
       for _, w in ipairs(layer._weights) do
         if w.regularizer then out[#out + 1] = w.regularizer(w.var:value()) end
@@ -559,11 +567,13 @@ return function(tf)
 
   --- layer(inputs [, {training = bool, mask = tensor}])
   function Layer.__call_layer(self, inputs, opts)
-    if call_depth == 0 then
+    local co = coroutine.running()
+    local depth = call_depth[co] or 0
+    if depth == 0 then
       for _, layer in ipairs(flatten_layers(self, {}, {})) do rawset(layer, "_call_losses", nil) end
     end
-    call_depth = call_depth + 1
-    local _ <close> = depth_guard
+    call_depth[co] = depth + 1
+    local _ <close> = setmetatable({co = co}, Guard)
     if opts ~= nil and (type(opts) ~= "table" or tf.is_tensor(opts)) then
       raise("TypeError", sfmt("layer \"%s\": the second argument must be an options table {training = bool}, got %s",
         self.name, type(opts)), 3)
