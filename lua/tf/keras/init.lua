@@ -40,6 +40,7 @@ return function(tf)
     "tf.keras.layers.batch_normalization",
     "tf.keras.layers.layer_normalization",
     "tf.keras.layers.activity_regularization",
+    "tf.keras.layers.preprocessing",
     "tf.keras.model",
   }) do
     require(name)(tf)
