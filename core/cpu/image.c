@@ -218,6 +218,14 @@ static float map_wrap(float c, int64_t len) {
 }
 
 static float map_coord(float c, int64_t len, int64_t mode) {
+    /* non-finite stays out of range (the fill value); a huge coordinate is
+    ** first brought within a period (the float to integer casts below
+    ** would overflow) */
+    if (!isfinite(c)) return -1;
+    if ((mode == 0 || mode == 1) && fabsf(c) > 1e9f && len > 1) {
+        double p = mode == 0 ? 2.0 * (double)len : (double)(len - 1);
+        c = (float)fmod((double)c, p);
+    }
     switch (mode) {
     case 0: return map_reflect(c, len);
     case 1: return map_wrap(c, len);

@@ -208,3 +208,17 @@ describe("tf.image.transform", function()
     end)
   end)
 end)
+
+describe("tf.image.transform edge coordinates", function()
+  it("non-finite coordinates read the fill value; huge ones stay defined", function()
+    local x = tf.reshape(tf.range(1, 10, 1, tf.float32), {1, 3, 3, 1})
+    for _, m in ipairs({"reflect", "wrap", "constant", "nearest"}) do
+      local y = tf.image.transform(x, {1, 0, 0, 0, 1, 1 / 0, 0, 0}, {fill_mode = m, fill_value = -2})
+      assert.same({-2, -2, -2, -2, -2, -2, -2, -2, -2}, tf.reshape(y, {9}):totable())
+      local big = tf.reshape(tf.image.transform(x, {1, 0, -1e30, 0, 1, 0, 0, 0}, {fill_mode = m}), {9}):totable()
+      for _, v in ipairs(big) do assert.is_true(v >= 0 and v <= 9) end
+    end
+    assert.same({0, 0, 0}, tf.reshape(tf.image.transform(x, {0 / 0, 0, 0, 0, 1, 0, 0, 0}, {fill_mode = "nearest",
+      output_shape = {1, 3}}), {3}):totable())
+  end)
+end)
