@@ -231,3 +231,21 @@ describe("losses after a trace", function()
     assert.equal(1, #d.losses)
   end)
 end)
+
+describe("losses of sublayers not called in the last call", function()
+  it("a branch skipped in the last outer call contributes no activity loss", function()
+    local a = L.ActivityRegularization{l1 = 1}
+    local b = L.ActivityRegularization{l1 = 10}
+    local Branch = L.Layer:extend("Branch", {
+      init = function(self) L.Layer.init(self); self.a = a; self.b = b end,
+      call = function(self, x, opts) if opts.use_b then return self.b(x) end return self.a(x) end,
+    })
+    local m = Branch()
+    local x = tf.constant({{1.0, -1.0}})
+    m(x, {use_b = true})
+    assert.near(20, total(m.losses), 1e-6)
+    m(x, {use_b = false})
+    assert.near(2, total(m.losses), 1e-6)
+    assert.near(20, total(b.losses), 1e-6)     -- b alone still shows its own last call
+  end)
+end)

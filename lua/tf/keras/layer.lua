@@ -492,13 +492,16 @@ return function(tf)
   -- }====
 
   -- {==== losses (Keras's add_loss / losses): activity losses of the last
-  -- call (an outermost layer call clears those of the layer and its
-  -- sublayers, nested calls add to them) and weight regularization computed
-  -- from the current values each time `losses` is read.
-  -- the depth of layer calls, per coroutine: an error inside a coroutine
-  -- (tf.fn traces in one) leaves its to-be-closed guard unclosed, so a
-  -- count shared by all would stay raised
+  -- call and weight regularization computed from the current values each
+  -- time `losses` is read. Each outermost layer call gets a number; a layer
+  -- first called within a new outermost call drops its earlier losses (a
+  -- layer called twice in one keeps both), and `losses` lists a sublayer's
+  -- only when they come from the same outermost call as the layer's own.
+  -- The depth of layer calls is kept per coroutine: an error inside a
+  -- coroutine (tf.fn traces in one) leaves its to-be-closed guard unclosed,
+  -- so a count shared by all would stay raised.
   local call_depth = setmetatable({}, {__mode = "k"})
+  local outer_count = 0
   local Guard = {__close = function(g) call_depth[g.co] = call_depth[g.co] - 1 end}
 
   -- self and its sublayers (each once), depth first in tracking order
@@ -552,9 +555,12 @@ return function(tf)
     -- activity losses of a finished trace (a call inside tf.fn) are not
     -- values outside it: read eagerly, only eager ones are listed
     local eager = not tf.core.is_tracing()
+    local outer = rawget(self, "_outer")
     for _, layer in ipairs(flatten_layers(self, {}, {})) do
-      for _, t in ipairs(rawget(layer, "_call_losses") or {}) do
-        if not (eager and tf.is_tensor(t) and t:is_symbolic()) then out[#out + 1] = t end
+      if rawget(layer, "_outer") == outer then
+        for _, t in ipairs(rawget(layer, "_call_losses") or {}) do
+          if not (eager and tf.is_tensor(t) and t:is_symbolic()) then out[#out + 1] = t end
+        end
       end
       for _, f in ipairs(rawget(layer, "_callable_losses") or {}) do out[#out + 1] = tf.convert_to_tensor(f()) end
       for _, w in ipairs(layer._weights) do
@@ -569,8 +575,10 @@ return function(tf)
   function Layer.__call_layer(self, inputs, opts)
     local co = coroutine.running()
     local depth = call_depth[co] or 0
-    if depth == 0 then
-      for _, layer in ipairs(flatten_layers(self, {}, {})) do rawset(layer, "_call_losses", nil) end
+    if depth == 0 then outer_count = outer_count + 1 end
+    if rawget(self, "_outer") ~= outer_count then
+      rawset(self, "_outer", outer_count)
+      rawset(self, "_call_losses", nil)
     end
     call_depth[co] = depth + 1
     local _ <close> = setmetatable({co = co}, Guard)
