@@ -249,3 +249,16 @@ describe("losses of sublayers not called in the last call", function()
     assert.near(20, total(b.losses), 1e-6)     -- b alone still shows its own last call
   end)
 end)
+
+describe("regularization in a float64 model with a float32 activity loss", function()
+  it("fit casts the penalties to the loss dtype", function()
+    local m = tf.keras.Sequential{
+      L.Dense{2, dtype = "float64", kernel_regularizer = "l2"},
+      L.ActivityRegularization{l1 = 0.1, dtype = "float32"},
+    }
+    m:compile{optimizer = "sgd", loss = "mse"}
+    local x, y = tf.ones({4, 3}, tf.float64), tf.zeros({4, 2}, tf.float32)
+    local h = m:fit(x, y, {epochs = 1, verbose = 0})
+    assert.is_true(h.history.loss[1] > 0)
+  end)
+end)

@@ -292,7 +292,9 @@ return function(tf)
         pred = model(x, {training = true})
         local l = st.loss(y, pred)
         local extra = model.losses
-        if type(extra) == "table" then for _, e in ipairs(extra) do l = l + e end end
+        if type(extra) == "table" then
+          for _, e in ipairs(extra) do l = l + (e.dtype == l.dtype and e or tf.cast(e, l.dtype)) end
+        end
         return l
       end)
       local vars = model.trainable_variables
@@ -312,7 +314,9 @@ return function(tf)
       local pred = model(x, {training = false})
       local loss = st.loss(y, pred)
       local extra = model.losses
-      if type(extra) == "table" then for _, e in ipairs(extra) do loss = loss + e end end
+      if type(extra) == "table" then
+        for _, e in ipairs(extra) do loss = loss + (e.dtype == loss.dtype and e or tf.cast(e, loss.dtype)) end
+      end
       st.loss_tracker:update_state(loss, bs)
       for _, m in ipairs(st.metrics) do m:update_state(y, pred) end
       return loss
