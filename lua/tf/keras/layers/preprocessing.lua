@@ -183,11 +183,32 @@ return function(tf)
   --- layer:adapt(data [, {batch_size =, steps =}]): computes the mean and
   -- variance of data over the axes that are not kept, merging batches in
   -- float64 (Chan et al.'s parallel update, as Keras); builds the layer.
+  -- batch_size splits tensors (and a dataset's elements) into batches of
+  -- that many rows; steps uses only the first `steps` batches.
   function Normalization.adapt(self, data, opts)
     if opts ~= nil and type(opts) ~= "table" then
       raise("TypeError", sfmt("layer \"%s\": adapt: options must be a table", self.name))
     end
+    for k in pairs(opts or {}) do
+      if k ~= "batch_size" and k ~= "steps" then
+        raise("TypeError", sfmt("layer \"%s\": adapt: unknown option '%s' (accepted: batch_size, steps)", self.name,
+          tostring(k)))
+      end
+    end
     local batches = adapt_batches(self, data)
+    local bs = opts and opts.batch_size
+    if bs ~= nil then
+      if math.type(bs) ~= "integer" or bs < 1 then
+        raise("ValueError", sfmt("layer \"%s\": adapt: 'batch_size' must be a positive integer, got %s", self.name,
+          tostring(bs)))
+      end
+      local split = {}
+      for _, b in ipairs(batches) do
+        local n = b.shape[1] or 0
+        for i = 1, n, bs do split[#split + 1] = b[{{i, math.min(n, i + bs - 1)}}] end
+      end
+      batches = split
+    end
     if opts and opts.steps then
       while #batches > opts.steps do table.remove(batches) end
     end
