@@ -217,6 +217,9 @@ describe("random image layers", function()
     assert.tf_error("ValueError", "RandomContrast: 'factor' cannot have negative values", function()
       L.RandomContrast{-0.1}
     end)
+    -- clipped to value_range
+    local big = L.RandomContrast{{0, 1}, value_range = {0, 1}}(tf.reshape(tf.constant({0.0, 1.0, 0.0, 1.0}), {1, 2, 2, 1}))
+    for _, v in ipairs(support.flatten(big:totable())) do assert.is_true(v >= 0 and v <= 1) end
   end)
 
   it("identity with training = false (predict), reproducible with a seed after tf.random.set_seed", function()
@@ -307,7 +310,7 @@ describe("preprocessing configs", function()
       fill_value = 3} end,
     function() return L.RandomZoom{0.2, width_factor = {-0.1, 0.3}, fill_mode = "wrap"} end,
     function() return L.RandomTranslation{0.1, {0, 0.2}, fill_mode = "nearest", seed = 8} end,
-    function() return L.RandomContrast{{0.1, 0.4}, seed = 2} end,
+    function() return L.RandomContrast{{0.1, 0.4}, seed = 2, value_range = {0, 1}} end,
   }
   it("round-trip through from_config with the same output at inference", function()
     local x = tf.reshape(tf.range(0, 2 * 4 * 3 * 3, 1, tf.float32), {2, 4, 3, 3})

@@ -631,12 +631,18 @@ return function(tf)
   L.RandomContrast = RandomContrast
   RandomContrast._repr_args = {"factor"}
   RandomContrast.compute_output_shape = same_shape
-  --- RandomContrast{factor, seed =}: per image, (x - mean) * c + mean with
-  -- c uniform in [1 - lower, 1 + upper] (factor f: lower = upper = f) and
-  -- the mean per channel over height and width; clipped to [0, 255]
-  -- (Keras's value range).
+  --- RandomContrast{factor, value_range = {0, 255}, seed =}: per image,
+  -- (x - mean) * c + mean with c uniform in [1 - lower, 1 + upper] (factor
+  -- f: lower = upper = f) and the mean per channel over height and width;
+  -- clipped to value_range (Keras 3).
   function RandomContrast.init(self, opts)
-    opts = self:_options(opts, {"factor", "seed"}, 1)
+    opts = self:_options(opts, {"factor", "value_range", "seed"}, 1)
+    local vr = opts.value_range or {0, 255}
+    if type(vr) ~= "table" or type(vr[1]) ~= "number" or type(vr[2]) ~= "number" or vr[1] > vr[2] then
+      raise("ValueError", sfmt("RandomContrast: 'value_range' must be a pair {low, high} with low <= high, got %s",
+        tostring(vr)))
+    end
+    self.value_range = {vr[1], vr[2]}
     local f = opts[1] or opts.factor
     if f == nil then raise("TypeError", "RandomContrast: 'factor' is required") end
     local lo, hi
@@ -658,13 +664,14 @@ return function(tf)
     x, single = batched(self, x)
     local c = tf.cast(tf.reshape(draw(self, x, self._lo, self._hi), {-1, 1, 1, 1}), x.dtype)
     local mean = tf.reduce_mean(x, {axis = {2, 3}, keepdims = true})
-    local y = tf.clip_by_value((x - mean) * c + mean, tf.constant(0, x.dtype), tf.constant(255, x.dtype))
+    local y = tf.clip_by_value((x - mean) * c + mean, tf.constant(self.value_range[1], x.dtype),
+                               tf.constant(self.value_range[2], x.dtype))
     return unbatched(y, single)
   end
   function RandomContrast.get_config(self)
     local c = Layer.get_config(self)
     c.factor = type(self.factor) == "table" and {table.unpack(self.factor)} or self.factor
-    c.seed = self.seed
+    c.seed, c.value_range = self.seed, {table.unpack(self.value_range)}
     return c
   end
   -- }====
