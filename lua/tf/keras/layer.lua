@@ -542,6 +542,7 @@ return function(tf)
     local function one(t)
       if not tf.is_tensor(t) then return end
       local loss = reg(t)
+      if t.rank == 0 then self:add_loss(loss); return end   -- no batch axis
       local n = tf.cast(tf.shape(t)[1], loss.dtype)
       self:add_loss(loss / n)
     end
