@@ -172,3 +172,143 @@ ltf_status ltf_cpu_image_resize_grad(ltf_ctx *ctx, const ltf_op_def *def, ltf_te
     free(p.x);
     return LTF_OK;
 }
+
+/* {==== image_transform: TensorFlow's ImageProjectiveTransformV3. Each
+** output pixel (x = column, y = row) reads the input at
+**   ((t0 x + t1 y + t2) / k, (t3 x + t4 y + t5) / k), k = t6 x + t7 y + 1
+** (a zero k reads the fill value); coordinates outside the image are mapped
+** by the fill mode (reflect: dcba|abcd|dcba, wrap: abcd|abcd|abcd, nearest:
+** the edge pixel, constant: the fill value), then sampled by nearest
+** (round half away from zero) or bilinear interpolation, in float as
+** TensorFlow's kernel. */
+static float map_reflect(float c, int64_t len) {
+    if (c < 0) {
+        if (len <= 1) c = 0;
+        else {
+            int64_t sz2 = 2 * len;
+            if (c < (float)sz2) c = (float)(sz2 * (int64_t)(-c / (float)sz2)) + c;
+            c = c < (float)-len ? c + (float)sz2 : -c - 1;
+        }
+    } else if (c > (float)(len - 1)) {
+        if (len <= 1) c = 0;
+        else {
+            int64_t sz2 = 2 * len;
+            c -= (float)(sz2 * (int64_t)(c / (float)sz2));
+            if (c >= (float)len) c = (float)sz2 - c - 1;
+        }
+    }
+    return c < 0 ? 0 : (c > (float)(len - 1) ? (float)(len - 1) : c);
+}
+
+static float map_wrap(float c, int64_t len) {
+    if (c < 0) {
+        if (len <= 1) c = 0;
+        else {
+            int64_t sz = len - 1;
+            c += (float)(len * ((int64_t)(-c / (float)sz) + 1));
+        }
+    } else if (c > (float)(len - 1)) {
+        if (len <= 1) c = 0;
+        else {
+            int64_t sz = len - 1;
+            c -= (float)(len * (int64_t)(c / (float)sz));
+        }
+    }
+    return c < 0 ? 0 : (c > (float)(len - 1) ? (float)(len - 1) : c);
+}
+
+static float map_coord(float c, int64_t len, int64_t mode) {
+    /* non-finite stays out of range (the fill value); a huge coordinate is
+    ** first brought within a period (the float to integer casts below
+    ** would overflow) */
+    if (!isfinite(c)) return -1;
+    if ((mode == 0 || mode == 1) && fabsf(c) > 1e9f && len > 1) {
+        double p = mode == 0 ? 2.0 * (double)len : (double)(len - 1);
+        c = (float)fmod((double)c, p);
+    }
+    switch (mode) {
+    case 0: return map_reflect(c, len);
+    case 1: return map_wrap(c, len);
+    case 3: return c < 0 ? 0 : (c > (float)(len - 1) ? (float)(len - 1) : c);
+    default: return c;
+    }
+}
+
+typedef struct xform_img {
+    const ltf_tensor *t;
+    int64_t h, w, c;
+    double fill;
+} xform_img;
+
+/* the pixel (b, y, x, k), or the fill value outside the image */
+static double px(const xform_img *im, int64_t b, int64_t y, int64_t x, int64_t k) {
+    if (y < 0 || y >= im->h || x < 0 || x >= im->w) return im->fill;
+    return rd(im->t, ((b * im->h + y) * im->w + x) * im->c + k);
+}
+
+static void wr(ltf_tensor *o, int64_t i, double v) {
+    void *p = LTF_DATA(o);
+    switch (o->dtype) {
+    case LTF_DTYPE_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case LTF_DTYPE_FLOAT64: ((double *)p)[i] = v; break;
+    case LTF_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case LTF_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case LTF_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    default: break;
+    }
+}
+
+ltf_status ltf_cpu_image_transform(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                   const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)nin; (void)nout;
+    const ltf_tensor *img = in[0], *tr = in[1];
+    ltf_tensor *o = out[0];
+    if (tr->dims[0] != 1 && tr->dims[0] != img->dims[0])
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'transforms' has %lld rows for %lld images (expected 1 or "
+                        "the batch size)", def->name, (long long)tr->dims[0], (long long)img->dims[0]);
+    if (o->numel == 0) return LTF_OK;
+    if (img->dims[1] == 0 || img->dims[2] == 0) {
+        for (int64_t i = 0; i < o->numel; i++) wr(o, i, a->f[0]);
+        return LTF_OK;
+    }
+    xform_img im = { img, img->dims[1], img->dims[2], img->dims[3], a->f[0] };
+    const int64_t oh = o->dims[1], ow = o->dims[2], n = o->dims[0], nc = o->dims[3];
+    const int bilinear = a->i[0] == 1;
+    const int64_t mode = a->i[1];
+    const float *T = LTF_DATA(tr);
+    for (int64_t b = 0; b < n; b++) {
+        const float *t = tr->dims[0] == 1 ? T : T + 8 * b;
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                int64_t base = ((b * oh + oy) * ow + ox) * nc;
+                float k = t[6] * (float)ox + t[7] * (float)oy + 1.f;
+                float x = 0, y = 0;
+                int fill = k == 0;
+                if (!fill) {
+                    float ix = (t[0] * (float)ox + t[1] * (float)oy + t[2]) / k;
+                    float iy = (t[3] * (float)ox + t[4] * (float)oy + t[5]) / k;
+                    x = map_coord(ix, im.w, mode);
+                    y = map_coord(iy, im.h, mode);
+                    fill = x < 0 || x > (float)(im.w - 1) || y < 0 || y > (float)(im.h - 1) || x != x || y != y;
+                }
+                for (int64_t c = 0; c < nc; c++) {
+                    double v;
+                    if (fill) {
+                        v = im.fill;
+                    } else if (!bilinear) {
+                        v = px(&im, b, (int64_t)roundf(y), (int64_t)roundf(x), c);
+                    } else {
+                        float y0 = floorf(y), x0 = floorf(x), y1 = y0 + 1, x1 = x0 + 1;
+                        float top = (x1 - x) * (float)px(&im, b, (int64_t)y0, (int64_t)x0, c) +
+                                    (x - x0) * (float)px(&im, b, (int64_t)y0, (int64_t)x1, c);
+                        float bot = (x1 - x) * (float)px(&im, b, (int64_t)y1, (int64_t)x0, c) +
+                                    (x - x0) * (float)px(&im, b, (int64_t)y1, (int64_t)x1, c);
+                        v = (y1 - y) * top + (y - y0) * bot;
+                    }
+                    wr(o, base + c, v);
+                }
+            }
+    }
+    return LTF_OK;
+}
+/* }==== */

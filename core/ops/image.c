@@ -13,6 +13,7 @@
 
 LTF_CPU_KERNEL(ltf_cpu_image_resize);        /* bilinear (code 0), nearest (code 1) */
 LTF_CPU_KERNEL(ltf_cpu_image_resize_grad);   /* bilinear (code 0), nearest (code 1) */
+LTF_CPU_KERNEL(ltf_cpu_image_transform);
 
 #define INFER_ARGS                                                                                 \
     ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, const ltf_attrs *a,       \
@@ -103,7 +104,49 @@ GRAD_FN(grad_resize_grad) {
     return din[0] ? LTF_OK : ctx->last_status;
 }
 
+/* image_transform: images (n, h, w, c) of a numeric dtype, transforms
+** float32 (n or 1, 8); output (n, ints[0], ints[1], c) */
+static ltf_status infer_transform(INFER_ARGS) {
+    (void)nin; (void)maxout;
+    char s[LTF_SHAPE_BUF], s2[LTF_SHAPE_BUF];
+    const ltf_tensor *x = in[0], *t = in[1];
+    if (x->rank != LTF_UNKNOWN_RANK && x->rank != 4)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'images' must be 4-D (batch, height, width, channels), got "
+                        "shape %s", def->name, ltf_shape_str(x->rank, x->dims, s, sizeof s));
+    if (x->dtype != LTF_DTYPE_FLOAT32 && x->dtype != LTF_DTYPE_FLOAT64 && x->dtype != LTF_DTYPE_INT32 &&
+        x->dtype != LTF_DTYPE_INT64 && x->dtype != LTF_DTYPE_UINT8)
+        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'images' has dtype %s, expected float32, float64, int32, int64 or uint8",
+                        def->name, ltf_dtype_name(x->dtype));
+    if (t->dtype != LTF_DTYPE_FLOAT32)
+        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'transforms' has dtype %s, expected float32", def->name,
+                        ltf_dtype_name(t->dtype));
+    if (t->rank != LTF_UNKNOWN_RANK &&
+        (t->rank != 2 || (t->dims[1] >= 0 && t->dims[1] != 8) ||
+         (x->rank == 4 && t->dims[0] >= 0 && x->dims[0] >= 0 && t->dims[0] != 1 && t->dims[0] != x->dims[0])))
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'transforms' must have shape (1, 8) or (batch, 8) for "
+                        "images of shape %s, got %s", def->name, ltf_shape_str(x->rank, x->dims, s, sizeof s),
+                        ltf_shape_str(t->rank, t->dims, s2, sizeof s2));
+    if (a->nints != 2 || a->ints[0] <= 0 || a->ints[1] <= 0)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'output_shape' must be two positive integers (height, "
+                        "width)", def->name);
+    if (a->i[0] < 0 || a->i[0] > 1 || a->i[1] < 0 || a->i[1] > 3)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: unknown interpolation %lld or fill mode %lld", def->name,
+                        (long long)a->i[0], (long long)a->i[1]);
+    out->dtype = x->dtype;
+    out->rank = 4;
+    out->dims[0] = x->rank == 4 ? x->dims[0] : LTF_UNKNOWN_DIM;
+    out->dims[1] = a->ints[0];
+    out->dims[2] = a->ints[1];
+    out->dims[3] = x->rank == 4 ? x->dims[3] : LTF_UNKNOWN_DIM;
+    *nout = 1;
+    return LTF_OK;
+}
+
 #define CPU(k) { [LTF_DEVICE_CPU] = k }
+/* no gradient (TensorFlow's has one for the images; Keras's random
+** augmentation layers do not need it): a tape that needs one raises */
+LTF_INTERNAL const ltf_op_def ltf_opdef_image_transform = {
+    "image_transform", 2, 2, 0, 0, infer_transform, CPU(ltf_cpu_image_transform), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_resize_bilinear = {
     "resize_bilinear", 1, 1, 0, 0, infer_resize, CPU(ltf_cpu_image_resize), grad_resize };
 LTF_INTERNAL const ltf_op_def ltf_opdef_resize_bilinear_grad = {

@@ -1,6 +1,7 @@
 --- tf.image: resize (TensorFlow 2's tf.image.resize: "bilinear" and
 -- "nearest", half-pixel centers, antialias off) over the resize ops of the
--- image family (bindings/image.c), and flip_left_right / flip_up_down as
+-- image family (bindings/image.c), transform (projective transforms,
+-- ImageProjectiveTransformV3), and flip_left_right / flip_up_down as
 -- tf.reverse along the width / height axis. Images are NHWC, one image
 -- (height, width, channels) or a batch (batch, height, width, channels).
 return function(tf)
@@ -97,5 +98,65 @@ return function(tf)
   function image.flip_up_down(images)
     local x = as_image(images, "flip_up_down")
     return tf.reverse(x, {-3})
+  end
+
+  local INTERP = {nearest = 0, bilinear = 1}
+  local FILL = {reflect = 0, wrap = 1, constant = 2, nearest = 3}
+
+  --- Apply projective transforms (TensorFlow's ImageProjectiveTransformV3,
+  -- as tf.raw_ops and Keras's image transform use it).
+  -- @param images (h, w, c) or (n, h, w, c); float32, float64, int32, int64 or uint8
+  -- @param transforms float32 (8) or (1 | n, 8): {a0, a1, a2, b0, b1, b2, c0, c1} maps an output
+  --   point (x, y) (x the column, y the row, 0-based pixel centres) to the input point
+  --   ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1
+  -- @param opts {interpolation = "bilinear" | "nearest", fill_mode = "reflect" | "wrap" | "constant" |
+  --   "nearest", fill_value = 0, output_shape = {height, width} (the input's by default)}
+  -- @return the images' dtype and rank. No gradient (a tape that needs one raises).
+  function image.transform(images, transforms, opts)
+    opts = opts or {}
+    if type(opts) ~= "table" then raise("TypeError", "transform: 'opts' must be a table, got %s", type(opts)) end
+    for k in pairs(opts) do
+      if k ~= "interpolation" and k ~= "fill_mode" and k ~= "fill_value" and k ~= "output_shape" and k ~= "name" then
+        raise("TypeError", "transform: unknown option '%s' (accepted: fill_mode, fill_value, interpolation, "
+              .. "output_shape, name)", tostring(k))
+      end
+    end
+    local interp = INTERP[opts.interpolation or "bilinear"]
+    if interp == nil then
+      raise("ValueError", "transform: 'interpolation' must be \"nearest\" or \"bilinear\", got %s",
+            tostring(opts.interpolation))
+    end
+    local mode = FILL[opts.fill_mode or "reflect"]
+    if mode == nil then
+      raise("ValueError", "transform: 'fill_mode' must be \"reflect\", \"wrap\", \"constant\" or \"nearest\", got %s",
+            tostring(opts.fill_mode))
+    end
+    local fill = opts.fill_value or 0
+    if type(fill) ~= "number" then raise("TypeError", "transform: 'fill_value' must be a number, got %s", type(fill)) end
+    local x, rank = as_image(images, "transform")
+    if rank == nil then raise("ValueError", "transform: 'images' contains no shape") end
+    local t = transforms
+    if not tf.is_tensor(t) then t = tf.constant(t, tf.float32) end
+    if t.dtype ~= tf.float32 then t = tf.cast(t, tf.float32) end
+    if t.rank == 1 then t = tf.expand_dims(t, 1) end
+    if rank == 3 then x = tf.expand_dims(x, 1) end
+    local h, w
+    if opts.output_shape ~= nil then
+      local os_ = opts.output_shape
+      if type(os_) ~= "table" or #os_ ~= 2 or math.type(os_[1]) ~= "integer" or math.type(os_[2]) ~= "integer" then
+        raise("ValueError", "transform: 'output_shape' must be two integers {height, width}")
+      end
+      h, w = os_[1], os_[2]
+    else
+      local d = x.shape
+      h, w = d[2], d[3]
+      if h == nil or w == nil then
+        raise("ValueError", "transform: the images' height and width must be known (or give output_shape), got %s",
+              tostring(x.shape))
+      end
+    end
+    local y = tf.core.image_transform(x, t, h, w, interp, mode, fill)
+    if rank == 3 then y = tf.squeeze(y, {1}) end
+    return y
   end
 end

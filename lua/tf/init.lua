@@ -90,7 +90,8 @@ local LAZY = {
   {"tf.einsum", "einsum", "tensordot", "linalg.einsum", "linalg.tensordot"},  -- lowered to batched matmul
   {"tf.string_ops", "strings.format", "strings.length", "strings.regex_full_match", "strings.regex_replace",
    "strings.split", "strings.substr", "strings.to_number"},
-  {"tf.image_ops", "image.ResizeMethod", "image.flip_left_right", "image.flip_up_down", "image.resize"},
+  {"tf.image_ops", "image.ResizeMethod", "image.flip_left_right", "image.flip_up_down", "image.resize",
+   "image.transform"},
   {"tf.gradient_tape", "GradientTape", "custom_gradient", "grad", "value_and_grad"},
   {"tf.trace_type", "TensorSpec", "trace_type", "types"},  -- trace types, tf.TensorSpec
   {"tf.fn", "fn", "function", "ConcreteFunction", "is_fn", "kwargs", "get_logger", "init_scope",  -- tf.fn

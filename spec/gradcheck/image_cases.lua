@@ -27,5 +27,6 @@ return {
     resize_nearest_grad = grad_of({1, 3, 2, 1}, {2, 5}, "nearest"),
     flip_left_right = {inputs = {{{2, 3, 1}}}, fn = function(tf, x) return tf.image.flip_left_right(x) end},
   },
-  nondifferentiable = {},
+  -- image_transform has no gradient (docs/random.md; spec/core/image_transform_spec.lua checks the error)
+  nondifferentiable = {"image_transform"},
 }

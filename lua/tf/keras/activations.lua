@@ -98,7 +98,7 @@ return function(tf)
     end
     if type(identifier) == "string" then
       local f = rawget(A, identifier)
-      if f and identifier ~= "get" and identifier ~= "serialize" then return f end
+      if f and identifier ~= "get" and identifier ~= "serialize" and identifier ~= "deserialize" then return f end
       tf.core.internal.keras.raise("ValueError", ("Unknown activation function: '%s' (known: %s)"):format(identifier,
         table.concat(NAMES, ", ")), 2)
     end
@@ -111,4 +111,7 @@ return function(tf)
     for _, k in ipairs(NAMES) do if A[k] == f then return k end end
     return nil
   end
+
+  --- The activation function for a name (as get).
+  function A.deserialize(name) return A.get(name) end
 end

@@ -26,6 +26,8 @@ return function(tf)
   for _, name in ipairs({
     "tf.keras.activations",
     "tf.keras.initializers",
+    "tf.keras.regularizers",
+    "tf.keras.constraints",
     "tf.keras.layer",
     "tf.keras.layers.dense",
     "tf.keras.layers.activation",
@@ -41,6 +43,8 @@ return function(tf)
     "tf.keras.layers.wrappers",
     "tf.keras.layers.sequence",
     "tf.keras.layers.noise",
+    "tf.keras.layers.activity_regularization",
+    "tf.keras.layers.preprocessing",
     "tf.keras.model",
     "tf.keras.input_layer",
     "tf.keras.functional",

@@ -195,6 +195,9 @@ return function(tf)
   function I.get(identifier)
     if type(identifier) == "function" then return identifier end
     if getmetatable(identifier) == Init then return identifier end
+    if type(identifier) == "table" and getmetatable(identifier) == nil and identifier.class_name ~= nil then
+      return I.deserialize(identifier)
+    end
     if type(identifier) == "string" then
       local cname = BY_NAME[identifier] or (rawget(I, identifier) and identifier)
       if cname and I[cname] then return I[cname]() end
@@ -204,5 +207,37 @@ return function(tf)
       raise("ValueError", ("Unknown initializer: '%s' (known: %s)"):format(identifier, table.concat(known, ", ")), 2)
     end
     raise("TypeError", ("Could not interpret initializer identifier: %s"):format(tostring(identifier)), 2)
+  end
+
+  --- {class_name =, config =} for an initializer object (Keras's form); a
+  -- plain function is returned as is (it cannot be named).
+  function I.serialize(init)
+    if init == nil then return nil end
+    if type(init) == "function" then return init end
+    if getmetatable(init) ~= Init then
+      raise("TypeError", ("initializers.serialize: expected an initializer, got %s"):format(type(init)), 2)
+    end
+    local config = {}
+    for k, v in pairs(init) do
+      if k ~= "_class" and k ~= "_make" then config[k == 1 and "value" or k] = v end
+    end
+    return {class_name = init._class, config = config}
+  end
+
+  --- An initializer from serialize's table or a name.
+  function I.deserialize(c)
+    if type(c) == "string" or type(c) == "function" then return I.get(c) end
+    if type(c) ~= "table" or type(c.class_name) ~= "string" then
+      raise("TypeError", ("initializers.deserialize: expected {class_name =, config =} or a name, got %s"):format(
+        type(c)), 2)
+    end
+    local cname = BY_NAME[c.class_name] or c.class_name
+    local C = rawget(I, cname)
+    if type(C) ~= "function" or cname == "get" or cname == "serialize" or cname == "deserialize" then
+      raise("ValueError", ("Unknown initializer: '%s'"):format(c.class_name), 2)
+    end
+    local cfg = {}
+    for k, v in pairs(c.config or {}) do cfg[k] = v end
+    return C(cfg)
   end
 end

@@ -142,7 +142,7 @@ return function(tf)
 
   -- {==== common options
   local COMMON = {name = true, trainable = true, dtype = true, input_shape = true, batch_input_shape = true,
-                  input_dim = true, batch_size = true}
+                  input_dim = true, batch_size = true, activity_regularizer = true}
 
   --- Check a constructor's keyword table: keys outside `accepted` and the
   -- common ones (name, trainable, dtype, input_shape) are a TypeError; the
@@ -181,6 +181,9 @@ return function(tf)
       bis = {opts.batch_size or -1, opts.input_dim}
     end
     if bis then rawset(self, "_batch_input_shape", bis) end
+    if opts.activity_regularizer ~= nil then
+      rawset(self, "activity_regularizer", keras.regularizers.get(opts.activity_regularizer))
+    end
     return opts
   end
 
@@ -189,10 +192,13 @@ return function(tf)
   -- }====
 
   -- {==== weights
-  --- self:add_weight(name, shape [, {initializer=, trainable=true, dtype=}])
-  -- or self:add_weight{name=, shape=, initializer=, trainable=, dtype=}:
+  --- self:add_weight(name, shape [, {initializer=, trainable=true, dtype=,
+  -- regularizer=, constraint=}]) or self:add_weight{name=, shape=, ...}:
   -- a new tf.Variable named "<layer>/<name>", tracked by the layer. The
   -- initializer defaults to glorot_uniform for floats (zeros otherwise).
+  -- A regularizer's penalty of the variable's current value is part of
+  -- `layer.losses`; a constraint (`var.constraint`) is applied by the
+  -- optimizer after each update.
   function Layer.add_weight(self, name, shape, opts)
     if type(name) == "table" then
       opts = name
@@ -217,7 +223,9 @@ return function(tf)
     local var = tf.Variable(function() return init(shape, dtype) end,
                             {name = self.name .. "/" .. name, trainable = trainable, dtype = dtype})
     local w = self._weights
-    w[#w + 1] = {name = name, var = var}
+    local reg = opts.regularizer ~= nil and keras.regularizers.get(opts.regularizer) or nil
+    if opts.constraint ~= nil then rawset(var, "constraint", keras.constraints.get(opts.constraint)) end
+    w[#w + 1] = {name = name, var = var, regularizer = reg}
     -- a restore can be pending only once tf.train (lazily loaded) is
     if rawget(tf, "train") and tf.train._restore_on_create then tf.train._restore_on_create(self, name, var) end
     return var
@@ -505,12 +513,102 @@ return function(tf)
   end
   -- }====
 
+  -- {==== losses (Keras's add_loss / losses): activity losses of the last
+  -- call and weight regularization computed from the current values each
+  -- time `losses` is read. Each outermost layer call gets a number; a layer
+  -- first called within a new outermost call drops its earlier losses (a
+  -- layer called twice in one keeps both), and `losses` lists a sublayer's
+  -- only when they come from the same outermost call as the layer's own.
+  -- The depth of layer calls is kept per coroutine: an error inside a
+  -- coroutine (tf.fn traces in one) leaves its to-be-closed guard unclosed,
+  -- so a count shared by all would stay raised.
+  local call_depth = setmetatable({}, {__mode = "k"})
+  local outer_count = 0
+  local Guard = {__close = function(g) call_depth[g.co] = call_depth[g.co] - 1 end}
+
+  -- self and its sublayers (each once), depth first in tracking order
+  local function flatten_layers(layer, out, seen)
+    if seen[layer] then return out end
+    seen[layer] = true
+    out[#out + 1] = layer
+    for _, sub in ipairs(layer:_sublayers()) do flatten_layers(sub, out, seen) end
+    return out
+  end
+
+  --- self:add_loss(t): t a scalar tensor (or number) computed in call, or a
+  -- function of no arguments evaluated each time `losses` is read.
+  function Layer.add_loss(self, t)
+    if not (tf.is_tensor(t) or type(t) == "number" or type(t) == "function" or is_variable(t)) then
+      raise("TypeError", sfmt("add_loss: layer \"%s\": expected a tensor, a number or a function, got %s", self.name,
+        type(t)), 2)
+    end
+    if type(t) == "function" then
+      local cl = rawget(self, "_callable_losses")
+      if not cl then cl = {}; rawset(self, "_callable_losses", cl) end
+      cl[#cl + 1] = t
+      return
+    end
+    local l = rawget(self, "_call_losses")
+    if not l then l = {}; rawset(self, "_call_losses", l) end
+    if type(t) == "number" then t = tf.constant(t, tf.float32) end
+    l[#l + 1] = t
+  end
+
+  --- The activity regularizer's penalty of `out` (each tensor of a table),
+  -- divided by the batch size as Keras does, added with add_loss. The base
+  -- applies it after call unless call did (layers call it on their output).
+  function Layer._activity_regularize(self, out)
+    rawset(self, "_activity_done", true)
+    local reg = rawget(self, "activity_regularizer")
+    if reg == nil then return out end
+    local function one(t)
+      if not tf.is_tensor(t) then return end
+      local loss = reg(t)
+      if t.rank == 0 then self:add_loss(loss); return end   -- no batch axis
+      local n = tf.cast(tf.shape(t)[1], loss.dtype)
+      self:add_loss(loss / n)
+    end
+    if tf.is_tensor(out) then one(out) elseif type(out) == "table" then walk(out, one, {}) end
+    return out
+  end
+
+  -- layer.losses: the penalties of this layer and its sublayers (scalars)
+  PROPS.losses = function(self)
+    local out = {}
+    -- activity losses of a finished trace (a call inside tf.fn) are not
+    -- values outside it: read eagerly, only eager ones are listed
+    local eager = not tf.core.is_tracing()
+    local outer = rawget(self, "_outer")
+    for _, layer in ipairs(flatten_layers(self, {}, {})) do
+      if rawget(layer, "_outer") == outer then
+        for _, t in ipairs(rawget(layer, "_call_losses") or {}) do
+          if not (eager and tf.is_tensor(t) and t:is_symbolic()) then out[#out + 1] = t end
+        end
+      end
+      for _, f in ipairs(rawget(layer, "_callable_losses") or {}) do out[#out + 1] = tf.convert_to_tensor(f()) end
+      for _, w in ipairs(layer._weights) do
+        if w.regularizer then out[#out + 1] = w.regularizer(w.var:value()) end
+      end
+    end
+    return out
+  end
+  -- }====
+
   --- layer(inputs [, {training = bool, mask = tensor}])
   function Layer.__call_layer(self, inputs, opts)
     local K = tf.core.internal.keras
     if K.call_symbolic and (K.has_keras_tensor(inputs) or K.has_keras_tensor(opts)) then
       return K.call_symbolic(self, inputs, opts)      -- functional API: KerasTensors in, KerasTensors out
     end
+    local co = coroutine.running()
+    local depth = call_depth[co] or 0
+    if depth == 0 then outer_count = outer_count + 1 end
+    if rawget(self, "_outer") ~= outer_count then
+      rawset(self, "_outer", outer_count)
+      rawset(self, "_call_losses", nil)
+    end
+    call_depth[co] = depth + 1
+    local _ <close> = setmetatable({co = co}, Guard)
     if opts ~= nil and (type(opts) ~= "table" or tf.is_tensor(opts)) then
       raise("TypeError", sfmt("layer \"%s\": the second argument must be an options table {training = bool}, got %s",
         self.name, type(opts)), 3)
@@ -533,6 +631,7 @@ return function(tf)
       raise("UnimplementedError", sfmt("layer \"%s\" (%s) has no call method", self.name, self._class_name), 3)
     end
     local out
+    rawset(self, "_activity_done", false)
     if type(call) ~= "function" and type(call) == "table" and call._names and not call._vararg and #call._names < 3 then
       -- a tf.fn-decorated call(self, inputs): tf.fn binds its arguments
       -- strictly, so the options go only to a call that takes them (as
@@ -540,6 +639,9 @@ return function(tf)
       out = call(self, inputs)
     else
       out = call(self, inputs, opts)
+    end
+    if rawget(self, "activity_regularizer") ~= nil and not rawget(self, "_activity_done") then
+      self:_activity_regularize(out)
     end
     record_output(self, out)
     local out_mask = self:compute_mask(inputs, mask)
@@ -642,7 +744,10 @@ return function(tf)
   -- an equal, unbuilt layer. The base has name, trainable and dtype; a
   -- subclass adds its own (`local c = Parent.get_config(self); c.units = ...`).
   function Layer.get_config(self)
-    return {name = self.name, trainable = self.trainable, dtype = rawget(self, "_dtype").name}
+    local c = {name = self.name, trainable = self.trainable, dtype = rawget(self, "_dtype").name}
+    local ar = rawget(self, "activity_regularizer")
+    if ar ~= nil then c.activity_regularizer = keras.regularizers.serialize(ar) end
+    return c
   end
   -- }====
 

@@ -262,6 +262,12 @@ return function(tf)
         self:_update(vars[i], g, lr)
       end
     end
+    -- Keras: each updated variable's constraint projects it (var.constraint)
+    for i = 1, n do
+      local v = vars[i]
+      local c = grads[i] ~= nil and rawget(v, "constraint")
+      if c then v:assign(c(v:value())) end
+    end
     self.iterations:assign_add(self._one)
     return self.iterations
   end

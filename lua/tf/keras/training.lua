@@ -513,7 +513,9 @@ return function(tf)
         local l
         l, parts = compute_loss(st, y, pred)
         local extra = model.losses
-        if type(extra) == "table" then for _, e in ipairs(extra) do l = l + e end end
+        if type(extra) == "table" then
+          for _, e in ipairs(extra) do l = l + (e.dtype == l.dtype and e or tf.cast(e, l.dtype)) end
+        end
         return l
       end)
       local vars = model.trainable_variables
@@ -532,6 +534,10 @@ return function(tf)
     st.test_fn = wrap(st, function(x, y, bs)
       local pred = model(x, {training = false})
       local loss, parts = compute_loss(st, y, pred)
+      local extra = model.losses
+      if type(extra) == "table" then
+        for _, e in ipairs(extra) do loss = loss + (e.dtype == loss.dtype and e or tf.cast(e, loss.dtype)) end
+      end
       st.loss_tracker:update_state(loss, bs)
       update_metrics(st, y, pred, parts, bs)
       return loss

@@ -19,6 +19,11 @@ return function(tf)
     self.activation = A.get(opts[1] or opts.activation)
   end
   function Activation.call(self, x) return self.activation(x) end
+  function Activation.get_config(self)
+    local c = Layer.get_config(self)
+    c.activation = A.serialize(self.activation) or self.activation
+    return c
+  end
 
   local ReLU = Layer:extend("ReLU")
   ReLU.compute_output_shape = same
@@ -31,6 +36,11 @@ return function(tf)
   end
   function ReLU.call(self, x)
     return A.relu(x, {alpha = self.negative_slope, max_value = self.max_value, threshold = self.threshold})
+  end
+  function ReLU.get_config(self)
+    local c = Layer.get_config(self)
+    c.max_value, c.negative_slope, c.threshold = self.max_value, self.negative_slope, self.threshold
+    return c
   end
 
   -- a config entry: through tf.keras.<kind>.serialize when there is one

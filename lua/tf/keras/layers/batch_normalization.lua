@@ -22,7 +22,9 @@ return function(tf)
   -- gamma and beta are trainable; moving_mean and moving_variance are not.
   function BN.init(self, opts)
     opts = self:_options(opts, {"axis", "momentum", "epsilon", "center", "scale", "beta_initializer",
-                                "gamma_initializer", "moving_mean_initializer", "moving_variance_initializer"}, 0)
+                                "gamma_initializer", "moving_mean_initializer", "moving_variance_initializer",
+                                "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}, 0)
+    U.reg_con(self, opts, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"})
     self.axis = opts.axis or -1
     self.momentum = opts.momentum or 0.99
     self.epsilon = opts.epsilon or 1e-3
@@ -45,8 +47,14 @@ return function(tf)
         "shape received: %s", self.name, self.axis, tostring(input_shape)), 4)
     end
     self._axis, self._rank, self._size = a, n, c
-    if self.scale then self.gamma = self:add_weight("gamma", {c}, {initializer = self.gamma_initializer}) end
-    if self.center then self.beta = self:add_weight("beta", {c}, {initializer = self.beta_initializer}) end
+    if self.scale then
+      self.gamma = self:add_weight("gamma", {c}, {initializer = self.gamma_initializer,
+        regularizer = self.gamma_regularizer, constraint = self.gamma_constraint})
+    end
+    if self.center then
+      self.beta = self:add_weight("beta", {c}, {initializer = self.beta_initializer,
+        regularizer = self.beta_regularizer, constraint = self.beta_constraint})
+    end
     self.moving_mean = self:add_weight("moving_mean", {c},
                                        {initializer = self.moving_mean_initializer, trainable = false})
     self.moving_variance = self:add_weight("moving_variance", {c},
@@ -85,5 +93,16 @@ return function(tf)
     local y = (x - mean) * inv
     if self.center then y = y + bshape(self, self.beta:value()) end
     return y
+  end
+
+  function BN.get_config(self)
+    local c = Layer.get_config(self)
+    c.axis = type(self.axis) == "table" and {table.unpack(self.axis)} or self.axis
+    c.momentum, c.epsilon, c.center, c.scale = self.momentum, self.epsilon, self.center, self.scale
+    for _, k in ipairs({"beta_initializer", "gamma_initializer", "moving_mean_initializer",
+                        "moving_variance_initializer"}) do
+      c[k] = U.ser_initializer(self[k])
+    end
+    return U.config_reg_con(self, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"})
   end
 end

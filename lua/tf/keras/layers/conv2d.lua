@@ -26,9 +26,13 @@ return function(tf)
   --- Conv2D{filters, kernel_size, strides=1, padding="valid", dilation_rate=1,
   -- activation=, use_bias=true, kernel_initializer="glorot_uniform",
   -- bias_initializer="zeros"}; kernel (kh, kw, in, filters).
+  local REG = {"kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint"}
+
   function Conv2D.init(self, opts)
     opts = self:_options(opts, {"filters", "kernel_size", "strides", "padding", "dilation_rate", "activation",
-                                "use_bias", "kernel_initializer", "bias_initializer", "data_format"}, 2)
+                                "use_bias", "kernel_initializer", "bias_initializer", "data_format",
+                                table.unpack(REG)}, 2)
+    U.reg_con(self, opts, REG)
     local f = opts[1] or opts.filters
     if math.type(f) ~= "integer" or f < 1 then
       raise("ValueError", sfmt("Conv2D: 'filters' must be a positive integer, got %s", tostring(f)), 3)
@@ -62,9 +66,11 @@ return function(tf)
         "Full input shape received: %s", self.name, tostring(input_shape)), 4)
     end
     self.kernel = self:add_weight("kernel", {self.kernel_size[1], self.kernel_size[2], c, self.filters},
-                                  {initializer = self.kernel_initializer})
+                                  {initializer = self.kernel_initializer, regularizer = self.kernel_regularizer,
+                                   constraint = self.kernel_constraint})
     if self.use_bias then
-      self.bias = self:add_weight("bias", {self.filters}, {initializer = self.bias_initializer})
+      self.bias = self:add_weight("bias", {self.filters}, {initializer = self.bias_initializer,
+        regularizer = self.bias_regularizer, constraint = self.bias_constraint})
     end
   end
 
@@ -73,6 +79,17 @@ return function(tf)
     self:_check_input(x, {ndim = 4, axes = {[-1] = self.kernel.shape[3]}})
     local y = tf.nn.conv2d(x, self.kernel, self.strides, self.padding:upper(), {dilations = self.dilation_rate})
     if self.use_bias then y = y + self.bias end
-    return self.activation(y)
+    return self:_activity_regularize(self.activation(y))
+  end
+
+  function Conv2D.get_config(self)
+    local c = Layer.get_config(self)
+    c.filters, c.kernel_size, c.strides = self.filters, {table.unpack(self.kernel_size)}, {table.unpack(self.strides)}
+    c.padding, c.dilation_rate = self.padding, {table.unpack(self.dilation_rate)}
+    c.data_format = "channels_last"
+    c.activation, c.use_bias = U.ser_activation(self.activation), self.use_bias
+    c.kernel_initializer = U.ser_initializer(self.kernel_initializer)
+    c.bias_initializer = U.ser_initializer(self.bias_initializer)
+    return U.config_reg_con(self, c, REG)
   end
 end

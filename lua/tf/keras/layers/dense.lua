@@ -12,10 +12,16 @@ return function(tf)
   L.Dense = Dense
   Dense._repr_args = {"units", "activation", "use_bias"}
 
+  local REG = {"kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint"}
+
   --- Dense{units, activation=, use_bias=true, kernel_initializer="glorot_uniform",
-  -- bias_initializer="zeros"}: activation(x . kernel + bias) on the last axis.
+  -- bias_initializer="zeros", kernel_regularizer=, bias_regularizer=,
+  -- activity_regularizer=, kernel_constraint=, bias_constraint=}:
+  -- activation(x . kernel + bias) on the last axis.
   function Dense.init(self, opts)
-    opts = self:_options(opts, {"units", "activation", "use_bias", "kernel_initializer", "bias_initializer"}, 1)
+    opts = self:_options(opts, {"units", "activation", "use_bias", "kernel_initializer", "bias_initializer",
+                                table.unpack(REG)}, 1)
+    U.reg_con(self, opts, REG)
     self.units = U.positive_int("Dense", "units", opts[1] or opts.units)
     self.activation = A.get(opts.activation)
     self.use_bias = opts.use_bias ~= false
@@ -34,9 +40,11 @@ return function(tf)
       raise("ValueError", sfmt("layer \"%s\": the last dimension of the inputs to a Dense layer should be " ..
         "defined. Found None. Full input shape received: %s", self.name, tostring(input_shape)), 4)
     end
-    self.kernel = self:add_weight("kernel", {last, self.units}, {initializer = self.kernel_initializer})
+    self.kernel = self:add_weight("kernel", {last, self.units}, {initializer = self.kernel_initializer,
+      regularizer = self.kernel_regularizer, constraint = self.kernel_constraint})
     if self.use_bias then
-      self.bias = self:add_weight("bias", {self.units}, {initializer = self.bias_initializer})
+      self.bias = self:add_weight("bias", {self.units}, {initializer = self.bias_initializer,
+        regularizer = self.bias_regularizer, constraint = self.bias_constraint})
     end
   end
 
@@ -69,6 +77,15 @@ return function(tf)
       y = tf.reshape(tf.matmul(tf.reshape(x, {-1, in_dim}), self.kernel), outer)
     end
     if self.use_bias then y = y + self.bias end
-    return self.activation(y)
+    return self:_activity_regularize(self.activation(y))
+  end
+
+  function Dense.get_config(self)
+    local c = Layer.get_config(self)
+    c.units, c.use_bias = self.units, self.use_bias
+    c.activation = U.ser_activation(self.activation)
+    c.kernel_initializer = U.ser_initializer(self.kernel_initializer)
+    c.bias_initializer = U.ser_initializer(self.bias_initializer)
+    return U.config_reg_con(self, c, REG)
   end
 end

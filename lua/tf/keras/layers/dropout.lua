@@ -26,6 +26,12 @@ return function(tf)
   -- shape x has when it runs, so a batch of None inside tf.fn works.
   -- Without tf.nn.dropout (older engines) the mask comes from
   -- tf.random.uniform, which needs x's shape known.
+  function Dropout.get_config(self)
+    local c = Layer.get_config(self)
+    c.rate, c.seed = self.rate, self.seed
+    c.noise_shape = self.noise_shape and {table.unpack(self.noise_shape)} or nil
+    return c
+  end
   function Dropout.call(self, x, opts)
     if not (opts and opts.training) or self.rate == 0 then return tf.identity(x) end
     if self.rate == 1 then return tf.zeros_like(x) end

@@ -16,4 +16,13 @@ return function(tf)
     if type(self.fn) ~= "function" then raise("TypeError", "Lambda: expected a function", 3) end
   end
   function Lambda.call(self, x, opts) return self.fn(x, opts) end
+  --- The config holds the Lua function itself: from_config remakes the
+  -- layer within this process, but the function cannot be written to a
+  -- file (as Keras cannot safely serialize a Python lambda): a config
+  -- meant for a file must replace it (see docs/keras_regularizers.md).
+  function Lambda.get_config(self)
+    local c = Layer.get_config(self)
+    c["function"] = self.fn
+    return c
+  end
 end

@@ -17,7 +17,9 @@ return function(tf)
   -- example over `axis` (an axis or a table of axes) with its own mean and
   -- variance, then scales by gamma and shifts by beta (shaped like those axes).
   function LN.init(self, opts)
-    opts = self:_options(opts, {"axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer"}, 0)
+    opts = self:_options(opts, {"axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
+                                "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}, 0)
+    U.reg_con(self, opts, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"})
     self.axis = opts.axis or -1
     self.epsilon = opts.epsilon or 1e-3
     self.center = opts.center ~= false
@@ -45,8 +47,14 @@ return function(tf)
     table.sort(list)
     for i, a in ipairs(list) do pshape[i] = bs[a] end
     self._axes, self._rank, self._bshape, self._pshape = list, n, bs, pshape
-    if self.scale then self.gamma = self:add_weight("gamma", pshape, {initializer = self.gamma_initializer}) end
-    if self.center then self.beta = self:add_weight("beta", pshape, {initializer = self.beta_initializer}) end
+    if self.scale then
+      self.gamma = self:add_weight("gamma", pshape, {initializer = self.gamma_initializer,
+        regularizer = self.gamma_regularizer, constraint = self.gamma_constraint})
+    end
+    if self.center then
+      self.beta = self:add_weight("beta", pshape, {initializer = self.beta_initializer,
+        regularizer = self.beta_regularizer, constraint = self.beta_constraint})
+    end
   end
 
   function LN.call(self, x)
@@ -57,5 +65,14 @@ return function(tf)
     if self.scale then y = y * tf.reshape(self.gamma:value(), self._bshape) end
     if self.center then y = y + tf.reshape(self.beta:value(), self._bshape) end
     return y
+  end
+
+  function LN.get_config(self)
+    local c = Layer.get_config(self)
+    c.axis = type(self.axis) == "table" and {table.unpack(self.axis)} or self.axis
+    c.epsilon, c.center, c.scale = self.epsilon, self.center, self.scale
+    c.beta_initializer = U.ser_initializer(self.beta_initializer)
+    c.gamma_initializer = U.ser_initializer(self.gamma_initializer)
+    return U.config_reg_con(self, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"})
   end
 end

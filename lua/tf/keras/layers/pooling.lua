@@ -26,6 +26,12 @@ return function(tf)
       self:_check_input(x, {ndim = 4})
       return tf.nn[op](x, self.pool_size, self.strides, self.padding:upper())
     end
+    function P.get_config(self)
+      local c = Layer.get_config(self)
+      c.pool_size, c.strides = {table.unpack(self.pool_size)}, {table.unpack(self.strides)}
+      c.padding, c.data_format = self.padding, "channels_last"
+      return c
+    end
     return P
   end
   --- MaxPooling2D{pool_size=2, strides=pool_size, padding="valid"}
@@ -51,6 +57,11 @@ return function(tf)
     function P.call(self, x)
       self:_check_input(x, {ndim = 4})
       return tf[reduce](x, {axis = {2, 3}, keepdims = self.keepdims})
+    end
+    function P.get_config(self)
+      local c = Layer.get_config(self)
+      c.keepdims, c.data_format = self.keepdims, "channels_last"
+      return c
     end
   end
   --- GlobalAveragePooling2D{keepdims=false}: the mean over height and width.

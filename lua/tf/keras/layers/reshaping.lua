@@ -20,6 +20,11 @@ return function(tf)
   Flatten._repr_args = {}
   --- Flatten{}: (batch, d1, d2, ...) -> (batch, d1 * d2 * ...).
   function Flatten.init(self, opts) self:_options(opts, {"data_format"}, 0) end
+  function Flatten.get_config(self)
+    local c = Layer.get_config(self)
+    c.data_format = "channels_last"
+    return c
+  end
   function Flatten.call(self, x)
     self:_check_input(x, {min_ndim = 1})
     local dims = x:_dims()
@@ -72,7 +77,12 @@ return function(tf)
       if d == -1 then unknown = unknown + 1 end
     end
     if unknown > 1 then raise("ValueError", "Reshape: target_shape may have only one -1 entry", 3) end
-    self.target_shape = t
+    self.target_shape = {table.unpack(t)}
+  end
+  function Reshape.get_config(self)
+    local c = Layer.get_config(self)
+    c.target_shape = {table.unpack(self.target_shape)}
+    return c
   end
   function Reshape.call(self, x)
     local dims = x:_dims()

@@ -55,5 +55,35 @@ return function(tf)
     return math.max(0, (n - eff) // stride + 1)
   end
 
+  -- {==== config helpers: Keras objects by name/table in get_config
+  --- An activation by name; a custom function stays a function (it
+  -- round-trips within the process, not through a file).
+  function M.ser_activation(f)
+    if f == nil then return nil end
+    return tf.keras.activations.serialize(f) or f
+  end
+  function M.ser_initializer(i) return tf.keras.initializers.serialize(i) end
+  function M.ser_regularizer(r) return tf.keras.regularizers.serialize(r) end
+  function M.ser_constraint(c) return tf.keras.constraints.serialize(c) end
+  --- The regularizer/constraint keywords: self.<k> from opts.<k>.
+  function M.reg_con(self, opts, names)
+    for _, k in ipairs(names) do
+      if k:match("_regularizer$") then
+        rawset(self, k, tf.keras.regularizers.get(opts[k]))
+      else
+        rawset(self, k, tf.keras.constraints.get(opts[k]))
+      end
+    end
+  end
+  --- Add those keywords to a config.
+  function M.config_reg_con(self, c, names)
+    for _, k in ipairs(names) do
+      local v = rawget(self, k)
+      if k:match("_regularizer$") then c[k] = M.ser_regularizer(v) else c[k] = M.ser_constraint(v) end
+    end
+    return c
+  end
+  -- }====
+
   return M
 end
