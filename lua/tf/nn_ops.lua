@@ -38,8 +38,16 @@ return function(tf)
 
   local function as_tensor(x, op, arg)
     if tf.is_tensor(x) then return x end
+    if tf.is_variable(x) then return x:value() end
     if x == nil then raise_at(2, "TypeError", "%s: '%s' is required", op, arg) end
     return tf.constant(x)
+  end
+
+  -- a filter argument: a tensor, a variable's value, or a constant of dtype
+  local function operand(v, dtype)
+    if tf.is_tensor(v) then return v end
+    if tf.is_variable(v) then return v:value() end
+    return tf.constant(v, dtype)
   end
 
   -- whether two (partial) shapes may be the same: an unknown rank or
@@ -358,6 +366,8 @@ return function(tf)
   -- a grouped convolution (TensorFlow's groups): input channels and filters'
   -- output channels split in g groups, each convolved on its own.
   function nn.conv2d(input, filters, strides, padding, ...)
+    if tf.is_variable(input) then input = input:value() end
+    if tf.is_variable(filters) then filters = filters:value() end
     if tf.is_tensor(input) and tf.is_tensor(filters) then
       local dx, df = input:_dims(), filters:_dims()
       if dx and df and #dx == 4 and #df == 4 and dx[4] >= 0 and df[3] > 0 and dx[4] ~= df[3] and
@@ -412,7 +422,7 @@ return function(tf)
             tostring(opts.data_format))
     end
     input = as_tensor(input, "depthwise_conv2d", "input")
-    filter = tf.is_tensor(filter) and filter or tf.constant(filter, input.dtype)
+    filter = operand(filter, input.dtype)
     local dx = dims_of(input, "depthwise_conv2d", "input", 4)
     local df = dims_of(filter, "depthwise_conv2d", "filter", 4)
     for i = 2, 4 do
@@ -464,7 +474,7 @@ return function(tf)
       raise("UnimplementedError", "conv1d: data_format '%s' is not supported (only NWC)", tostring(opts.data_format))
     end
     input = as_tensor(input, "conv1d", "input")
-    filters = tf.is_tensor(filters) and filters or tf.constant(filters, input.dtype)
+    filters = operand(filters, input.dtype)
     dims_of(input, "conv1d", "input", 3)
     dims_of(filters, "conv1d", "filters", 3)
     local function one(v, arg)
@@ -523,8 +533,8 @@ return function(tf)
     end
     opts = check_options("separable_conv2d", opts, {"dilations", "data_format", "name"})
     input = as_tensor(input, "separable_conv2d", "input")
-    local dw = tf.is_tensor(depthwise_filter) and depthwise_filter or tf.constant(depthwise_filter, input.dtype)
-    local pw = tf.is_tensor(pointwise_filter) and pointwise_filter or tf.constant(pointwise_filter, input.dtype)
+    local dw = operand(depthwise_filter, input.dtype)
+    local pw = operand(pointwise_filter, input.dtype)
     local dd = dims_of(dw, "separable_conv2d", "depthwise_filter", 4)
     local dp = dims_of(pw, "separable_conv2d", "pointwise_filter", 4)
     if dp[1] ~= 1 or dp[2] ~= 1 or dp[3] ~= dd[3] * dd[4] then
@@ -550,7 +560,7 @@ return function(tf)
       raise("UnimplementedError", "conv3d: data_format '%s' is not supported (only NDHWC)", tostring(opts.data_format))
     end
     input = as_tensor(input, "conv3d", "input")
-    filters = tf.is_tensor(filters) and filters or tf.constant(filters, input.dtype)
+    filters = operand(filters, input.dtype)
     local dx = dims_of(input, "conv3d", "input", 5)
     local df = dims_of(filters, "conv3d", "filters", 5)
     for i = 2, 5 do
@@ -618,7 +628,7 @@ return function(tf)
   function nn.conv1d_transpose(input, filters, output_shape, strides, padding, opts)
     opts = check_options("conv1d_transpose", opts, {"dilations", "data_format", "name"})
     input = as_tensor(input, "conv1d_transpose", "input")
-    filters = tf.is_tensor(filters) and filters or tf.constant(filters, input.dtype)
+    filters = operand(filters, input.dtype)
     dims_of(input, "conv1d_transpose", "input", 3)
     dims_of(filters, "conv1d_transpose", "filters", 3)
     if tf.is_tensor(output_shape) then output_shape = output_shape:totable() end
