@@ -7,6 +7,7 @@
 -- composes them (docs/nn.md): the activations leaky_relu, elu, selu,
 -- silu/swish, softsign; l2_normalize, moments, batch_normalization,
 -- sigmoid_cross_entropy_with_logits, dropout, conv1d, depthwise_conv2d,
+-- separable_conv2d, conv3d, conv1d_transpose, max_pool1d, avg_pool1d,
 -- conv2d with groups, max_pool2d with explicit padding,
 -- depth_to_space/space_to_depth, clip_by_global_norm.
 return function(tf)
