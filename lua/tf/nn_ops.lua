@@ -353,6 +353,7 @@ return function(tf)
   -- {==== convolutions and pools
   -- the engine's ops (this module replaces tf.nn.conv2d and max_pool2d)
   local conv2d_c, max_pool2d_c = tf.core.nn.conv2d, tf.core.nn.max_pool2d
+  local depthwise_c = tf.core.nn.depthwise_conv2d
 
   local function dims_of(t, op, arg, rank)
     local d = t:_dims()
@@ -412,6 +413,8 @@ return function(tf)
   --- tf.nn.depthwise_conv2d(input, filter, strides, padding [, {dilations=}]):
   -- input (N, H, W, C), filter (KH, KW, C, M) -> (N, OH, OW, C * M), channel
   -- c * M + m the convolution of input channel c with filter[:, :, c, m].
+  -- float32/float64: the engine's op (with its gradient ops); other float
+  -- dtypes: a sum over the window's taps of strided slices times the filter.
   -- strides {1, s, s, 1} (equal spatial strides, as TensorFlow).
   function nn.depthwise_conv2d(input, filter, strides, padding, opts, dilations)
     if type(opts) == "string" or (opts == nil and dilations ~= nil) then   -- (..., data_format, dilations)
@@ -443,6 +446,10 @@ return function(tf)
     if pad ~= "SAME" and pad ~= "VALID" then
       raise("ValueError", "depthwise_conv2d: 'padding' must be 'SAME' or 'VALID', got '%s'", padding)
     end
+    if input.dtype == tf.float32 or input.dtype == tf.float64 then
+      return depthwise_c(input, filter, {sh, sw}, pad, {dilations = {dh, dw}})
+    end
+    -- other float dtypes: a sum over the window's taps
     local KH, KW, C, M = df[1], df[2], df[3], df[4]
     local pt, pb, oh = window_pad(pad, dx[2], KH, sh, dh)
     local pl, pr, ow = window_pad(pad, dx[3], KW, sw, dw)
