@@ -1013,7 +1013,7 @@ typedef struct dw_job {
         for (int64_t line = begin; line < end; line++) {                       \
             int64_t n = line / p->oh, oh = line % p->oh;                       \
             for (int64_t ow = 0; ow < p->ow; ow++) {                           \
-                T *yv = y + (line * p->ow + ow) * cm;                          \
+                T *restrict yv = y + (line * p->ow + ow) * cm;                          \
                 for (int64_t q = 0; q < cm; q++) yv[q] = 0;                    \
                 for (int64_t a = 0; a < p->kh; a++) {                          \
                     int64_t ih = oh * p->sh + a * p->dh - p->pt;               \
@@ -1021,8 +1021,8 @@ typedef struct dw_job {
                     for (int64_t b = 0; b < p->kw; b++) {                      \
                         int64_t iw = ow * p->sw + b * p->dw - p->pl;           \
                         if (iw < 0 || iw >= p->w) continue;                    \
-                        const T *xv = x + ((n * p->h + ih) * p->w + iw) * c;   \
-                        const T *fv = f + (a * p->kw + b) * cm;                \
+                        const T *restrict xv = x + ((n * p->h + ih) * p->w + iw) * c; \
+                        const T *restrict fv = f + (a * p->kw + b) * cm;                \
                         if (mm == 1) {                                         \
                             for (int64_t q = 0; q < c; q++) yv[q] += xv[q] * fv[q]; \
                         } else {                                               \
@@ -1051,12 +1051,12 @@ typedef struct dw_job {
                 if (t < 0 || t % p->sh != 0 || t / p->sh >= p->oh) continue;   \
                 int64_t oh = t / p->sh;                                        \
                 for (int64_t iw = 0; iw < p->w; iw++) {                        \
-                    T *dv = dl + iw * c;                                       \
+                    T *restrict dv = dl + iw * c;                                       \
                     for (int64_t b = 0; b < p->kw; b++) {                      \
                         int64_t u = iw + p->pl - b * p->dw;                    \
                         if (u < 0 || u % p->sw != 0 || u / p->sw >= p->ow) continue; \
-                        const T *gv = dy + ((n * p->oh + oh) * p->ow + u / p->sw) * cm; \
-                        const T *fv = f + (a * p->kw + b) * cm;                \
+                        const T *restrict gv = dy + ((n * p->oh + oh) * p->ow + u / p->sw) * cm; \
+                        const T *restrict fv = f + (a * p->kw + b) * cm;                \
                         if (mm == 1) {                                         \
                             for (int64_t q = 0; q < c; q++) dv[q] += gv[q] * fv[q]; \
                         } else {                                               \
@@ -1082,7 +1082,7 @@ typedef struct dw_job {
             int64_t tap = unit / nb, q0 = unit % nb * DW_BLOCK;                \
             int64_t q1 = q0 + DW_BLOCK < c ? q0 + DW_BLOCK : c;                \
             int64_t a = tap / p->kw, b = tap % p->kw;                          \
-            T *dv = df + tap * cm;                                             \
+            T *restrict dv = df + tap * cm;                                             \
             for (int64_t q = q0 * mm; q < q1 * mm; q++) dv[q] = 0;             \
             for (int64_t n = 0; n < p->n; n++)                                 \
                 for (int64_t oh = 0; oh < p->oh; oh++) {                       \
@@ -1091,8 +1091,8 @@ typedef struct dw_job {
                     for (int64_t ow = 0; ow < p->ow; ow++) {                   \
                         int64_t iw = ow * p->sw + b * p->dw - p->pl;           \
                         if (iw < 0 || iw >= p->w) continue;                    \
-                        const T *xv = x + ((n * p->h + ih) * p->w + iw) * c;   \
-                        const T *gv = dy + ((n * p->oh + oh) * p->ow + ow) * cm; \
+                        const T *restrict xv = x + ((n * p->h + ih) * p->w + iw) * c; \
+                        const T *restrict gv = dy + ((n * p->oh + oh) * p->ow + ow) * cm; \
                         for (int64_t q = q0; q < q1; q++) {                    \
                             T xq = xv[q];                                      \
                             for (int64_t r = 0; r < mm; r++) dv[q * mm + r] += xq * gv[q * mm + r]; \

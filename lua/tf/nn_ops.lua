@@ -446,6 +446,9 @@ return function(tf)
     if pad ~= "SAME" and pad ~= "VALID" then
       raise("ValueError", "depthwise_conv2d: 'padding' must be 'SAME' or 'VALID', got '%s'", padding)
     end
+    if not input.dtype.is_floating then
+      raise("TypeError", "depthwise_conv2d: 'input' has dtype %s, expected a float dtype", input.dtype.name)
+    end
     if input.dtype == tf.float32 or input.dtype == tf.float64 then
       return depthwise_c(input, filter, {sh, sw}, pad, {dilations = {dh, dw}})
     end

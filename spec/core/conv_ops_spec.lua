@@ -252,3 +252,93 @@ describe("tf.nn.conv1d_transpose", function()
       fn = function(tf_, a, b) return tf_.nn.conv1d_transpose(a, b, {1, 6, 2}, 2, "SAME") end}))
   end)
 end)
+
+-- depthwise: x[n][h][w][c], f[a][b][c][m] -> channel (c - 1) * M + m
+local function ref_depthwise(x, f, s, pad, d)
+  local N, Hh, W, C = #x, #x[1], #x[1][1], #x[1][1][1]
+  local KH, KW, M = #f, #f[1], #f[1][1][1]
+  local p1, oh = window(pad, Hh, KH, s[1], d[1])
+  local p2, ow = window(pad, W, KW, s[2], d[2])
+  local y = {}
+  for n = 1, N do
+    y[n] = {}
+    for i = 1, oh do
+      y[n][i] = {}
+      for j = 1, ow do
+        y[n][i][j] = {}
+        for c = 1, C do for m = 1, M do
+          local acc = 0
+          for a = 1, KH do for b = 1, KW do
+            local hi, wj = (i - 1) * s[1] + (a - 1) * d[1] - p1 + 1, (j - 1) * s[2] + (b - 1) * d[2] - p2 + 1
+            if hi >= 1 and hi <= Hh and wj >= 1 and wj <= W then acc = acc + x[n][hi][wj][c] * f[a][b][c][m] end
+          end end
+          y[n][i][j][(c - 1) * M + m] = acc
+        end end
+      end
+    end
+  end
+  return y
+end
+
+describe("tf.nn.depthwise_conv2d (the engine's op) and its gradient ops", function()
+  local x = pseudo({2, 7, 6, 3}, 23)
+  for _, c in ipairs({
+    {s = {1, 1}, pad = "VALID", d = {1, 1}, m = 1},
+    {s = {2, 2}, pad = "SAME", d = {1, 1}, m = 2},
+    {s = {2, 1}, pad = "VALID", d = {1, 1}, m = 3},
+    {s = {1, 1}, pad = "SAME", d = {2, 3}, m = 2},
+    {s = {3, 2}, pad = "SAME", d = {2, 1}, m = 1},
+  }) do
+    it(("matches a direct loop: strides {%d, %d}, %s, dilations {%d, %d}, multiplier %d"):format(c.s[1], c.s[2],
+        c.pad, c.d[1], c.d[2], c.m), function()
+      local f = pseudo({3, 2, 3, c.m}, 29)
+      local want = ref_depthwise(x, f, c.s, c.pad, c.d)
+      assert.tensor_near(want, tf.nn.depthwise_conv2d(T(x), T(f), c.s, c.pad, {dilations = c.d}), {atol = 1e-12})
+      local y32 = tf.nn.depthwise_conv2d(tf.constant(x, tf.float32), tf.constant(f, tf.float32), c.s, c.pad,
+                                         {dilations = c.d})
+      assert.equal(tf.float32, y32.dtype)
+      assert.tensor_near(want, y32, {atol = 1e-5})
+    end)
+  end
+  it("float16 takes the composed path, near the reference", function()
+    local f = pseudo({3, 3, 3, 2}, 31)
+    local y = tf.nn.depthwise_conv2d(tf.constant(x, tf.float16), tf.constant(f, tf.float16), 1, "SAME")
+    assert.equal(tf.float16, y.dtype)
+    assert.tensor_near(ref_depthwise(x, f, {1, 1}, "SAME", {1, 1}), tf.cast(y, f64), {atol = 2e-2})
+  end)
+  it("has finite-difference gradients (input and filter; strided, dilated, multiplier 2)", function()
+    assert.is_true(H.check("depthwise_conv2d", {inputs = {{{2, 5, 4, 2}}, {{3, 2, 2, 2}}},
+      fn = function(tf_, a, b) return tf_.nn.depthwise_conv2d(a, b, {2, 1}, "SAME") end}))
+    assert.is_true(H.check("depthwise_conv2d_dilated", {inputs = {{{1, 6, 6, 3}}, {{2, 2, 3, 1}}},
+      fn = function(tf_, a, b) return tf_.nn.depthwise_conv2d(a, b, 1, "VALID", {dilations = {2, 3}}) end}))
+  end)
+  it("its gradient ops have finite-difference gradients (second order)", function()
+    assert.is_true(H.check("depthwise_conv2d_backprop_input", {inputs = {{{3, 3, 2, 2}}, {{1, 3, 2, 4}}},
+      fn = function(tf_, f, dy) return tf_.nn.depthwise_conv2d_backprop_input({1, 5, 4, 2}, f, dy, 2, "SAME") end}))
+    assert.is_true(H.check("depthwise_conv2d_backprop_filter", {inputs = {{{1, 5, 4, 2}}, {{1, 3, 2, 4}}},
+      fn = function(tf_, a, dy) return tf_.nn.depthwise_conv2d_backprop_filter(a, {3, 3, 2, 2}, dy, 2, "SAME") end}))
+    -- d/dx of sum(dx_of(f, dy)^2) through the tape: gradients of gradients
+    local xv, fv = T(pseudo({1, 4, 4, 2}, 37)), T(pseudo({2, 2, 2, 1}, 41))
+    local outer = tf.GradientTape()
+    outer:watch(fv)
+    local gsum = outer:record(function()
+      local inner = tf.GradientTape()
+      inner:watch(xv)
+      local y = inner:record(function() return tf.reduce_sum(tf.nn.depthwise_conv2d(xv, fv, 1, "SAME") ^ 2) end)
+      return tf.reduce_sum(inner:gradient(y, xv))
+    end)
+    assert.is_not_nil(outer:gradient(gsum, fv))
+  end)
+  it("errors name the op, the argument and the shapes", function()
+    assert.tf_error("InvalidArgumentError", "depthwise_conv2d: input depth 3 does not match the filter's input depth 2",
+      tf.nn.depthwise_conv2d, T(x), tf.zeros({3, 3, 2, 1}, f64), 1, "SAME")
+    assert.tf_error("TypeError", "depthwise_conv2d: 'input' has dtype int32, expected a float dtype",
+      tf.nn.depthwise_conv2d, tf.ones({1, 3, 3, 2}, tf.int32), tf.ones({1, 1, 2, 1}, tf.int32), 1, "SAME")
+    assert.tf_error("InvalidArgumentError", "depthwise_conv2d_backprop_filter: the gradient's depth 3 is not a " ..
+      "multiple of the input depth 2: input is (1, 5, 5, 2), dy is (1, 5, 5, 3)",
+      tf.nn.depthwise_conv2d_backprop_filter, tf.ones({1, 5, 5, 2}), {3, 3, 2, 2}, tf.ones({1, 5, 5, 3}), 1, "SAME")
+    assert.tf_error("InvalidArgumentError", "depthwise_conv2d_backprop_input: the gradient has shape (1, 4, 4, 4) but "
+      .. "the forward output has shape (None, 5, 5, 4)", tf.nn.depthwise_conv2d_backprop_input, {1, 5, 5, 2},
+      tf.ones({3, 3, 2, 2}), tf.ones({1, 4, 4, 4}), 1, "SAME")
+  end)
+end)
