@@ -245,7 +245,7 @@ describe("global pooling", function()
     -- the mask travelling with the tensor (Embedding mask_zero / Masking)
     local xm = K.set_mask(T(x), mask)
     assert.tensor_near(want, layer(xm), {atol = 1e-12})
-    -- GlobalMaxPooling1D ignores masks, as Keras's does
+    -- GlobalMaxPooling1D takes no mask (Keras 3's ignores it; the base drops it)
     assert.tensor_near(over_steps(max), L.GlobalMaxPooling1D{}(xm), {atol = 1e-12})
   end)
   it("GlobalAveragePooling2D / GlobalMaxPooling2D have keepdims and get_config", function()
