@@ -329,6 +329,24 @@ describe("tf.nn.depthwise_conv2d (the engine's op) and its gradient ops", functi
     end)
     assert.is_not_nil(outer:gradient(gsum, fv))
   end)
+  it("handles empty batches and windows that skip pixels", function()
+    local f = T(pseudo({2, 2, 2, 2}, 43))
+    assert.shape({0, 3, 3, 4}, tf.nn.depthwise_conv2d(tf.zeros({0, 5, 5, 2}, f64), f, 2, "SAME"))
+    assert.tensor_near(tf.zeros({2, 2, 2, 2}, f64),
+      tf.nn.depthwise_conv2d_backprop_filter(tf.zeros({0, 5, 5, 2}, f64), {2, 2, 2, 2}, tf.zeros({0, 3, 3, 4}, f64),
+                                             2, "SAME"))
+    -- strides 3 over a 2x2 window: the pixels between windows get no gradient
+    local x5 = pseudo({1, 5, 5, 2}, 47)
+    local tape = tf.GradientTape()
+    local xv = T(x5)
+    tape:watch(xv)
+    local y = tape:record(function() return tf.reduce_sum(tf.nn.depthwise_conv2d(xv, f, 3, "VALID")) end)
+    local g = tape:gradient(y, xv):totable()
+    local ff = f:totable()
+    assert.equal(0, g[1][3][1][1])
+    assert.near(ff[1][1][1][1] + ff[1][1][1][2], g[1][1][1][1], 1e-12)
+    assert.near(ff[2][2][2][1] + ff[2][2][2][2], g[1][5][5][2], 1e-12)
+  end)
   it("errors name the op, the argument and the shapes", function()
     assert.tf_error("InvalidArgumentError", "depthwise_conv2d: input depth 3 does not match the filter's input depth 2",
       tf.nn.depthwise_conv2d, T(x), tf.zeros({3, 3, 2, 1}, f64), 1, "SAME")
