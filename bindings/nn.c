@@ -2,7 +2,8 @@
 ** nn.c: Lua bindings of matmul and the nn ops: tf.matmul (also
 ** tf.linalg.matmul), tf.nn.softmax / log_softmax (also tf.math.*), the two
 ** softmax cross-entropies, tf.nn.conv2d (and its gradients:
-** tf.nn.conv2d_transpose, tf.nn.conv2d_backprop_input/filter),
+** tf.nn.conv2d_transpose, tf.nn.conv2d_backprop_input/filter, tf.nn.depthwise_conv2d
+** and its backprop_input/filter),
 ** tf.nn.max_pool2d, tf.nn.avg_pool2d.
 ** Axes arrive 1-based and are converted here; window arguments (strides,
 ** ksize, dilations) accept an integer or a list of 1, 2 or 4 entries as
@@ -312,6 +313,49 @@ static int nn_conv2d_backprop_filter(lua_State *L) {
     return run_conv_grad(L, LTF_OP_CONV2D_BACKPROP_FILTER, name, "filter_sizes", x, dy, &at, 1, outer);
 }
 
+/* tf.nn.depthwise_conv2d(input, filter, strides, padding [, {dilations=, data_format=}]):
+** the engine's op (float32/float64; lua/tf/nn_ops.lua routes other dtypes
+** to a composition). */
+static int nn_depthwise_conv2d(lua_State *L) {
+    static const char *name = "depthwise_conv2d";
+    lua_settop(L, 6);
+    ltf_tensor *x = ltfL_totensor(L, 1, -1, name, "input");
+    ltf_tensor *f = ltfL_totensor(L, 2, (int)ltf_tensor_dtype(x), name, "filter");
+    ltf_attrs at;
+    ltf_attrs_init(&at);
+    conv_window_args(L, 3, name, &at);
+    ltf_tensor *in[2] = { x, f };
+    return ltfL_run1(L, LTF_OP_DEPTHWISE_CONV2D, in, 2, &at);
+}
+
+/* tf.nn.depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, ...]) */
+static int nn_depthwise_conv2d_backprop_input(lua_State *L) {
+    static const char *name = "depthwise_conv2d_backprop_input";
+    lua_settop(L, 7);
+    ltf_attrs at;
+    ltf_attrs_init(&at);
+    int64_t outer[2];
+    sizes_arg(L, 1, name, "input_sizes", 0, &at, outer);
+    ltf_tensor *f = ltfL_totensor(L, 2, -1, name, "filter");
+    ltf_tensor *dy = ltfL_totensor(L, 3, (int)ltf_tensor_dtype(f), name, "out_backprop");
+    conv_window_args(L, 4, name, &at);
+    return run_conv_grad(L, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, name, "input_sizes", f, dy, &at, 0, outer);
+}
+
+/* tf.nn.depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, ...]) */
+static int nn_depthwise_conv2d_backprop_filter(lua_State *L) {
+    static const char *name = "depthwise_conv2d_backprop_filter";
+    lua_settop(L, 7);
+    ltf_tensor *x = ltfL_totensor(L, 1, -1, name, "input");
+    ltf_attrs at;
+    ltf_attrs_init(&at);
+    int64_t outer[2];
+    sizes_arg(L, 2, name, "filter_sizes", 1, &at, outer);
+    ltf_tensor *dy = ltfL_totensor(L, 3, (int)ltf_tensor_dtype(x), name, "out_backprop");
+    conv_window_args(L, 4, name, &at);
+    return run_conv_grad(L, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, name, "filter_sizes", x, dy, &at, 1, outer);
+}
+
 /* tf.nn.max_pool2d / avg_pool2d(input, ksize, strides, padding [, data_format | {data_format=}]) */
 static int pool_common(lua_State *L, ltf_op_id op, const char *name) {
     static const char *const keys[] = { "data_format", "name", NULL };
@@ -436,6 +480,9 @@ static const luaL_Reg nn_fns[] = {
     {"max_pool2d", nn_max_pool2d}, {"avg_pool2d", nn_avg_pool2d},
     {"max_pool", nn_max_pool2d}, {"avg_pool", nn_avg_pool2d},
     {"gelu", nn_gelu},
+    {"depthwise_conv2d", nn_depthwise_conv2d},
+    {"depthwise_conv2d_backprop_input", nn_depthwise_conv2d_backprop_input},
+    {"depthwise_conv2d_backprop_filter", nn_depthwise_conv2d_backprop_filter},
     {NULL, NULL}
 };
 

@@ -50,6 +50,7 @@ LTF_CPU_KERNEL(ltf_cpu_nn_conv2d_backprop_input);
 LTF_CPU_KERNEL(ltf_cpu_nn_conv2d_backprop_filter);
 LTF_CPU_KERNEL(ltf_cpu_nn_max_pool2d_grad);         /* max_pool2d_grad (code 0) and _grad_grad (code 1) */
 LTF_CPU_KERNEL(ltf_cpu_nn_avg_pool2d_grad);
+LTF_CPU_KERNEL(ltf_cpu_nn_depthwise_conv2d);       /* forward (code 0), backprop_input (1), backprop_filter (2) */
 
 /* conv_direct.c: float32 conv2d at stride 1 without dilation over valid
 ** windows of an NHWC input (the caller pads), for output channels in

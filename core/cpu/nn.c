@@ -981,3 +981,171 @@ ltf_status ltf_cpu_nn_dropout_noise(ltf_ctx *ctx, const ltf_op_def *def, ltf_ten
     return ltf_cpu_random_uniform(ctx, def, in, nin, &at, out, nout);
 }
 /* }==== */
+
+/* {==== depthwise_conv2d (code 0), its input gradient (1), its filter
+** gradient (2): direct loops, channels (and the multiplier) innermost. The
+** forward and the input gradient run over lines of their outputs (each
+** thread writes only its own lines: the input gradient gathers from the
+** output pixels whose windows cover a pixel); the filter gradient over
+** (tap, block of channels) units, each owning its slice of the filter. */
+typedef struct dw_plan {
+    int64_t n, h, w, c, m;     /* input NHWC, depth multiplier */
+    int64_t kh, kw, oh, ow;    /* filter window, output spatial size */
+    int64_t sh, sw, dh, dw;    /* strides, dilations */
+    int64_t pt, pl;            /* padding before */
+} dw_plan;
+
+typedef struct dw_job {
+    const dw_plan *p;
+    const void *a, *b;         /* forward: x, f; input gradient: f, dy; filter gradient: x, dy */
+    void *out;
+} dw_job;
+
+#define DW_BLOCK 16            /* channels per filter-gradient unit */
+
+#define DW_KERNELS(SUF, T)                                                     \
+    static void dw_fwd_##SUF(void *arg, int64_t begin, int64_t end) {          \
+        const dw_job *j = arg;                                                 \
+        const dw_plan *p = j->p;                                               \
+        const T *x = j->a, *f = j->b;                                          \
+        T *y = j->out;                                                         \
+        int64_t c = p->c, mm = p->m, cm = c * mm;                              \
+        for (int64_t line = begin; line < end; line++) {                       \
+            int64_t n = line / p->oh, oh = line % p->oh;                       \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                           \
+                T *restrict yv = y + (line * p->ow + ow) * cm;                          \
+                for (int64_t q = 0; q < cm; q++) yv[q] = 0;                    \
+                for (int64_t a = 0; a < p->kh; a++) {                          \
+                    int64_t ih = oh * p->sh + a * p->dh - p->pt;               \
+                    if (ih < 0 || ih >= p->h) continue;                        \
+                    for (int64_t b = 0; b < p->kw; b++) {                      \
+                        int64_t iw = ow * p->sw + b * p->dw - p->pl;           \
+                        if (iw < 0 || iw >= p->w) continue;                    \
+                        const T *restrict xv = x + ((n * p->h + ih) * p->w + iw) * c; \
+                        const T *restrict fv = f + (a * p->kw + b) * cm;                \
+                        if (mm == 1) {                                         \
+                            for (int64_t q = 0; q < c; q++) yv[q] += xv[q] * fv[q]; \
+                        } else {                                               \
+                            for (int64_t q = 0; q < c; q++) {                  \
+                                T xq = xv[q];                                  \
+                                for (int64_t r = 0; r < mm; r++) yv[q * mm + r] += xq * fv[q * mm + r]; \
+                            }                                                  \
+                        }                                                      \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    static void dw_bpi_##SUF(void *arg, int64_t begin, int64_t end) {          \
+        const dw_job *j = arg;                                                 \
+        const dw_plan *p = j->p;                                               \
+        const T *f = j->a, *dy = j->b;                                         \
+        T *dx = j->out;                                                        \
+        int64_t c = p->c, mm = p->m, cm = c * mm;                              \
+        for (int64_t line = begin; line < end; line++) {                       \
+            int64_t n = line / p->h, ih = line % p->h;                         \
+            T *dl = dx + line * p->w * c;                                      \
+            for (int64_t q = 0; q < p->w * c; q++) dl[q] = 0;                  \
+            for (int64_t a = 0; a < p->kh; a++) {                              \
+                int64_t t = ih + p->pt - a * p->dh;                            \
+                if (t < 0 || t % p->sh != 0 || t / p->sh >= p->oh) continue;   \
+                int64_t oh = t / p->sh;                                        \
+                for (int64_t iw = 0; iw < p->w; iw++) {                        \
+                    T *restrict dv = dl + iw * c;                                       \
+                    for (int64_t b = 0; b < p->kw; b++) {                      \
+                        int64_t u = iw + p->pl - b * p->dw;                    \
+                        if (u < 0 || u % p->sw != 0 || u / p->sw >= p->ow) continue; \
+                        const T *restrict gv = dy + ((n * p->oh + oh) * p->ow + u / p->sw) * cm; \
+                        const T *restrict fv = f + (a * p->kw + b) * cm;                \
+                        if (mm == 1) {                                         \
+                            for (int64_t q = 0; q < c; q++) dv[q] += gv[q] * fv[q]; \
+                        } else {                                               \
+                            for (int64_t q = 0; q < c; q++) {                  \
+                                T s = 0;                                       \
+                                for (int64_t r = 0; r < mm; r++) s += gv[q * mm + r] * fv[q * mm + r]; \
+                                dv[q] += s;                                    \
+                            }                                                  \
+                        }                                                      \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    static void dw_bpf_##SUF(void *arg, int64_t begin, int64_t end) {          \
+        const dw_job *j = arg;                                                 \
+        const dw_plan *p = j->p;                                               \
+        const T *x = j->a, *dy = j->b;                                         \
+        T *df = j->out;                                                        \
+        int64_t c = p->c, mm = p->m, cm = c * mm;                              \
+        int64_t nb = (c + DW_BLOCK - 1) / DW_BLOCK;                            \
+        for (int64_t unit = begin; unit < end; unit++) {                       \
+            int64_t tap = unit / nb, q0 = unit % nb * DW_BLOCK;                \
+            int64_t q1 = q0 + DW_BLOCK < c ? q0 + DW_BLOCK : c;                \
+            int64_t a = tap / p->kw, b = tap % p->kw;                          \
+            T *restrict dv = df + tap * cm;                                             \
+            for (int64_t q = q0 * mm; q < q1 * mm; q++) dv[q] = 0;             \
+            for (int64_t n = 0; n < p->n; n++)                                 \
+                for (int64_t oh = 0; oh < p->oh; oh++) {                       \
+                    int64_t ih = oh * p->sh + a * p->dh - p->pt;               \
+                    if (ih < 0 || ih >= p->h) continue;                        \
+                    for (int64_t ow = 0; ow < p->ow; ow++) {                   \
+                        int64_t iw = ow * p->sw + b * p->dw - p->pl;           \
+                        if (iw < 0 || iw >= p->w) continue;                    \
+                        const T *restrict xv = x + ((n * p->h + ih) * p->w + iw) * c; \
+                        const T *restrict gv = dy + ((n * p->oh + oh) * p->ow + ow) * cm; \
+                        for (int64_t q = q0; q < q1; q++) {                    \
+                            T xq = xv[q];                                      \
+                            for (int64_t r = 0; r < mm; r++) dv[q * mm + r] += xq * gv[q * mm + r]; \
+                        }                                                      \
+                    }                                                          \
+                }                                                              \
+        }                                                                      \
+    }
+DW_KERNELS(f32, float)
+DW_KERNELS(f64, double)
+
+ltf_status ltf_cpu_nn_depthwise_conv2d(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                       const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)nin; (void)nout;
+    int code = def->code;
+    ltf_tensor *o = out[0];
+    /* the forward's three shapes, whichever of them is this op's output */
+    const ltf_tensor *x = code == 1 ? o : in[0];
+    const ltf_tensor *f = code == 0 ? in[1] : code == 1 ? in[0] : o;
+    const ltf_tensor *y = code == 0 ? o : in[1];
+    if (o->dtype != LTF_DTYPE_FLOAT32 && o->dtype != LTF_DTYPE_FLOAT64)
+        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: unsupported dtype %s", def->name, ltf_dtype_name(o->dtype));
+    if (o->numel == 0) return LTF_OK;
+    size_t es = ltf_dtype_size(o->dtype);
+    if (in[0]->numel == 0 || in[1]->numel == 0) {   /* nothing reaches the output */
+        memset(LTF_DATA(o), 0, (size_t)o->numel * es);
+        return LTF_OK;
+    }
+    int padding = (int)a->i[0];
+    dw_plan p = { x->dims[0], x->dims[1], x->dims[2], x->dims[3], f->dims[3], f->dims[0], f->dims[1],
+                  y->dims[1], y->dims[2], a->ints[0], a->ints[1], a->nints >= 4 ? a->ints[2] : 1,
+                  a->nints >= 4 ? a->ints[3] : 1, 0, 0 };
+    p.pt = pad_before(padding, p.h, p.oh, p.kh, p.sh, p.dh, 0);
+    p.pl = pad_before(padding, p.w, p.ow, p.kw, p.sw, p.dw, 0);
+    dw_job j = { &p, LTF_DATA(in[0]), LTF_DATA(in[1]), LTF_DATA(o) };
+    int f64 = o->dtype == LTF_DTYPE_FLOAT64;
+    int64_t taps = p.kh * p.kw, cm = p.c * p.m, units, work;
+    ltf_pool_fn fn;
+    if (code == 0) {
+        units = p.n * p.oh;
+        work = p.ow * taps * cm;
+        fn = f64 ? dw_fwd_f64 : dw_fwd_f32;
+    } else if (code == 1) {
+        units = p.n * p.h;
+        work = p.w * taps * cm / (p.sh * p.sw) + p.w;
+        fn = f64 ? dw_bpi_f64 : dw_bpi_f32;
+    } else {
+        units = taps * ((p.c + DW_BLOCK - 1) / DW_BLOCK);
+        work = p.n * p.oh * p.ow * DW_BLOCK * p.m;
+        fn = f64 ? dw_bpf_f64 : dw_bpf_f32;
+    }
+    int64_t grain = LTF_CPU_GRAIN / (work > 0 ? work : 1);
+    ltf_pool_for(&ctx->pool, units, grain > 0 ? grain : 1, fn, &j);
+    return LTF_OK;
+}
+/* }==== */

@@ -2,7 +2,8 @@
 ** ops/nn.c: definitions of the neural-network ops (softmax, log_softmax,
 ** the two softmax cross-entropies, conv2d, max_pool2d, avg_pool2d, and the
 ** ops their gradients are made of: conv2d_backprop_input/filter,
-** max_pool2d_grad(_grad), avg_pool2d_grad): dtype and attribute checks,
+** max_pool2d_grad(_grad), avg_pool2d_grad; depthwise_conv2d and its
+** backprop_input/filter): dtype and attribute checks,
 ** shape inference with partial shapes, kernels, gradients. Attribute slots
 ** are documented in ltf_ops/nn.h. Gradients: softmax/log_softmax from their
 ** outputs, the cross-entropies from softmax - labels (TensorFlow's), conv2d
@@ -364,6 +365,117 @@ static ltf_status infer_conv2d_bpf(ltf_ctx *ctx, const ltf_op_def *def, ltf_tens
     return LTF_OK;
 }
 
+/* {==== depthwise_conv2d and its gradient ops */
+#define FW_ (M(LTF_DTYPE_FLOAT32) | M(LTF_DTYPE_FLOAT64))
+
+/* The window attributes of the depthwise ops: as conv2d's, without
+** explicit padding. */
+static ltf_status dw_attrs(ltf_ctx *ctx, const ltf_op_def *def, const ltf_attrs *a, const int64_t **strides,
+                           const int64_t **dil) {
+    ltf_status st = conv_attrs(ctx, def, a, strides, dil);
+    if (st == LTF_OK && a->i[0] == LTF_PADDING_EXPLICIT)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: explicit padding is not supported (SAME or VALID)",
+                        def->name);
+    return st;
+}
+
+/* depthwise_conv2d(input, filter): (N, H, W, C), (KH, KW, C, M) -> (N, OH, OW, C * M) */
+static ltf_status infer_dw(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                           const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    (void)nin; (void)maxout;
+    const ltf_tensor *x = in[0], *f = in[1];
+    if (!(FW_ & M(x->dtype))) return bad_dtype(ctx, def, "input", x->dtype, FW_);
+    ltf_status st = same_dtype(ctx, def, "input", x, "filter", f);
+    if (st == LTF_OK) st = need_rank(ctx, def, "input", x, 4, 0);
+    if (st == LTF_OK) st = need_rank(ctx, def, "filter", f, 4, 0);
+    if (st != LTF_OK) return st;
+    const int64_t *strides, *dil;
+    if ((st = dw_attrs(ctx, def, a, &strides, &dil)) != LTF_OK) return st;
+    int xk = x->rank == 4, fk = f->rank == 4;
+    int64_t depth = xk ? x->dims[3] : -1, fdepth = fk ? f->dims[2] : -1;
+    if (depth >= 0 && fdepth >= 0 && depth != fdepth) return depth_mismatch(ctx, def, x, f);
+    if (fk && (f->dims[0] == 0 || f->dims[1] == 0)) {
+        char sf[LTF_SHAPE_BUF];
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: filter must have a positive height and width, got %s",
+                        def->name, ltf_shape_str(f->rank, f->dims, sf, sizeof sf));
+    }
+    out->dtype = x->dtype;
+    out->rank = 4;
+    *nout = 1;
+    out->dims[0] = xk ? x->dims[0] : -1;
+    int64_t c = depth >= 0 ? depth : fdepth, m = fk ? f->dims[3] : -1;
+    out->dims[3] = c >= 0 && m >= 0 ? c * m : -1;
+    int64_t hw[2] = { xk ? x->dims[1] : -1, xk ? x->dims[2] : -1 };
+    int64_t k[2] = { fk ? f->dims[0] : -1, fk ? f->dims[1] : -1 };
+    return conv_out_hw(ctx, def, a, strides, dil, hw, k, out->dims + 1);
+}
+
+/* depthwise_conv2d_backprop_input(filter, dy) -> (N, H, W, C), (H, W) in ints2 */
+static ltf_status infer_dw_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    (void)nin; (void)maxout;
+    const ltf_tensor *f = in[0], *dy = in[1];
+    if (!(FW_ & M(f->dtype))) return bad_dtype(ctx, def, "filter", f->dtype, FW_);
+    ltf_status st = same_dtype(ctx, def, "filter", f, "dy", dy);
+    if (st == LTF_OK) st = need_rank(ctx, def, "filter", f, 4, 0);
+    if (st == LTF_OK) st = need_rank(ctx, def, "dy", dy, 4, 0);
+    if (st != LTF_OK) return st;
+    const int64_t *strides, *dil;
+    if ((st = dw_attrs(ctx, def, a, &strides, &dil)) != LTF_OK) return st;
+    if ((st = sizes_attr(ctx, def, "input", a, 0)) != LTF_OK) return st;
+    int fk = f->rank == 4;
+    int64_t k[2] = { fk ? f->dims[0] : -1, fk ? f->dims[1] : -1 }, ohw[2];
+    if (fk && (k[0] == 0 || k[1] == 0))
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: filter must have a positive height and width", def->name);
+    if ((st = conv_out_hw(ctx, def, a, strides, dil, a->ints2, k, ohw)) != LTF_OK) return st;
+    if ((st = check_dy(ctx, def, dy, -1, ohw, fk ? f->dims[2] * f->dims[3] : -1)) != LTF_OK) return st;
+    out->dtype = f->dtype;
+    out->rank = 4;
+    out->dims[0] = dy->rank == 4 ? dy->dims[0] : -1;
+    out->dims[1] = a->ints2[0];
+    out->dims[2] = a->ints2[1];
+    out->dims[3] = fk ? f->dims[2] : -1;
+    *nout = 1;
+    return LTF_OK;
+}
+
+/* depthwise_conv2d_backprop_filter(input, dy) -> (KH, KW, C, M), (KH, KW) in
+** ints2; M = dy's depth / C */
+static ltf_status infer_dw_bpf(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    (void)nin; (void)maxout;
+    const ltf_tensor *x = in[0], *dy = in[1];
+    if (!(FW_ & M(x->dtype))) return bad_dtype(ctx, def, "input", x->dtype, FW_);
+    ltf_status st = same_dtype(ctx, def, "input", x, "dy", dy);
+    if (st == LTF_OK) st = need_rank(ctx, def, "input", x, 4, 0);
+    if (st == LTF_OK) st = need_rank(ctx, def, "dy", dy, 4, 0);
+    if (st != LTF_OK) return st;
+    const int64_t *strides, *dil;
+    if ((st = dw_attrs(ctx, def, a, &strides, &dil)) != LTF_OK) return st;
+    if ((st = sizes_attr(ctx, def, "filter", a, 1)) != LTF_OK) return st;
+    int xk = x->rank == 4;
+    int64_t hw[2] = { xk ? x->dims[1] : -1, xk ? x->dims[2] : -1 }, ohw[2];
+    if ((st = conv_out_hw(ctx, def, a, strides, dil, hw, a->ints2, ohw)) != LTF_OK) return st;
+    if ((st = check_dy(ctx, def, dy, xk ? x->dims[0] : -1, ohw, -1)) != LTF_OK) return st;
+    int64_t c = xk ? x->dims[3] : -1, od = dy->rank == 4 ? dy->dims[3] : -1;
+    if (c > 0 && od >= 0 && od % c != 0) {
+        char sx[LTF_SHAPE_BUF], sd[LTF_SHAPE_BUF];
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: the gradient's depth %lld is not a multiple of the "
+                        "input depth %lld: input is %s, dy is %s", def->name, (long long)od, (long long)c,
+                        ltf_shape_str(x->rank, x->dims, sx, sizeof sx), ltf_shape_str(dy->rank, dy->dims, sd, sizeof sd));
+    }
+    out->dtype = x->dtype;
+    out->rank = 4;
+    out->dims[0] = a->ints2[0];
+    out->dims[1] = a->ints2[1];
+    out->dims[2] = c;
+    out->dims[3] = c > 0 && od >= 0 ? od / c : -1;
+    *nout = 1;
+    return LTF_OK;
+}
+#undef FW_
+/* }==== */
+
 static ltf_status pool_attrs(ltf_ctx *ctx, const ltf_op_def *def, const ltf_attrs *a) {
     if (a->nints != 4)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: expected 4 window attributes, got %d", def->name, a->nints);
@@ -688,6 +800,42 @@ GRAD_FN(grad_conv2d_bpf) {
                     ltf_g_op2(ctx, LTF_OP_CONV2D, x, G, &ac));
 }
 
+/* y = depthwise_conv2d(x, f): dx = dw_bpi(f, g), df = dw_bpf(x, g); each
+** gradient op is bilinear, so its own gradient is made of the other two,
+** as conv2d's. */
+GRAD_FN(grad_dw) {
+    UNUSED_GRAD_ARGS;
+    ltf_tensor *x = in[0], *f = in[1];
+    ltf_status st = need_4d(ctx, def, x);
+    if (st == LTF_OK) st = need_4d(ctx, def, f);
+    if (st != LTF_OK) return st;
+    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), af = with_sizes(a, f->dims[0], f->dims[1]);
+    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, f, G, &ai),
+                    ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, x, G, &af));
+}
+
+/* dx = dw_bpi(f, dy): d/df = dw_bpf(g, dy), d/ddy = depthwise_conv2d(g, f) */
+GRAD_FN(grad_dw_bpi) {
+    UNUSED_GRAD_ARGS;
+    ltf_tensor *f = in[0], *dy = in[1];
+    ltf_status st = need_4d(ctx, def, f);
+    if (st != LTF_OK) return st;
+    ltf_attrs af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
+    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, G, dy, &af),
+                    ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D, G, f, &ac));
+}
+
+/* df = dw_bpf(x, dy): d/dx = dw_bpi(g, dy), d/ddy = depthwise_conv2d(x, g) */
+GRAD_FN(grad_dw_bpf) {
+    UNUSED_GRAD_ARGS;
+    ltf_tensor *x = in[0], *dy = in[1];
+    ltf_status st = need_4d(ctx, def, x);
+    if (st != LTF_OK) return st;
+    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), ac = without_sizes(a);
+    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, G, dy, &ai),
+                    ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D, x, G, &ac));
+}
+
 GRAD_FN(grad_max_pool) {
     UNUSED_GRAD_ARGS;
     return set_din(ctx, din, 0, ltf_g_op2(ctx, LTF_OP_MAX_POOL2D_GRAD, in[0], G, a));
@@ -826,4 +974,10 @@ LTF_INTERNAL const ltf_op_def ltf_opdef_dropout_noise = {
     CPU(ltf_cpu_nn_dropout_noise), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_gelu_grad = {
     "gelu_grad", 2, 2, 0, 1, infer_gelu, CPU(ltf_cpu_nn_gelu), grad_gelu_grad };
+LTF_INTERNAL const ltf_op_def ltf_opdef_depthwise_conv2d = {
+    "depthwise_conv2d", 2, 2, 0, 0, infer_dw, CPU(ltf_cpu_nn_depthwise_conv2d), grad_dw };
+LTF_INTERNAL const ltf_op_def ltf_opdef_depthwise_conv2d_backprop_input = {
+    "depthwise_conv2d_backprop_input", 2, 2, 0, 1, infer_dw_bpi, CPU(ltf_cpu_nn_depthwise_conv2d), grad_dw_bpi };
+LTF_INTERNAL const ltf_op_def ltf_opdef_depthwise_conv2d_backprop_filter = {
+    "depthwise_conv2d_backprop_filter", 2, 2, 0, 2, infer_dw_bpf, CPU(ltf_cpu_nn_depthwise_conv2d), grad_dw_bpf };
 /* }==== */

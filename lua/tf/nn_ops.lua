@@ -7,6 +7,7 @@
 -- composes them (docs/nn.md): the activations leaky_relu, elu, selu,
 -- silu/swish, softsign; l2_normalize, moments, batch_normalization,
 -- sigmoid_cross_entropy_with_logits, dropout, conv1d, depthwise_conv2d,
+-- separable_conv2d, conv3d, conv1d_transpose, max_pool1d, avg_pool1d,
 -- conv2d with groups, max_pool2d with explicit padding,
 -- depth_to_space/space_to_depth, clip_by_global_norm.
 return function(tf)
@@ -38,8 +39,16 @@ return function(tf)
 
   local function as_tensor(x, op, arg)
     if tf.is_tensor(x) then return x end
+    if tf.is_variable(x) then return x:value() end
     if x == nil then raise_at(2, "TypeError", "%s: '%s' is required", op, arg) end
     return tf.constant(x)
+  end
+
+  -- a filter argument: a tensor, a variable's value, or a constant of dtype
+  local function operand(v, dtype)
+    if tf.is_tensor(v) then return v end
+    if tf.is_variable(v) then return v:value() end
+    return tf.constant(v, dtype)
   end
 
   -- whether two (partial) shapes may be the same: an unknown rank or
@@ -344,6 +353,7 @@ return function(tf)
   -- {==== convolutions and pools
   -- the engine's ops (this module replaces tf.nn.conv2d and max_pool2d)
   local conv2d_c, max_pool2d_c = tf.core.nn.conv2d, tf.core.nn.max_pool2d
+  local depthwise_c = tf.core.nn.depthwise_conv2d
 
   local function dims_of(t, op, arg, rank)
     local d = t:_dims()
@@ -358,6 +368,8 @@ return function(tf)
   -- a grouped convolution (TensorFlow's groups): input channels and filters'
   -- output channels split in g groups, each convolved on its own.
   function nn.conv2d(input, filters, strides, padding, ...)
+    if tf.is_variable(input) then input = input:value() end
+    if tf.is_variable(filters) then filters = filters:value() end
     if tf.is_tensor(input) and tf.is_tensor(filters) then
       local dx, df = input:_dims(), filters:_dims()
       if dx and df and #dx == 4 and #df == 4 and dx[4] >= 0 and df[3] > 0 and dx[4] ~= df[3] and
@@ -401,6 +413,8 @@ return function(tf)
   --- tf.nn.depthwise_conv2d(input, filter, strides, padding [, {dilations=}]):
   -- input (N, H, W, C), filter (KH, KW, C, M) -> (N, OH, OW, C * M), channel
   -- c * M + m the convolution of input channel c with filter[:, :, c, m].
+  -- float32/float64: the engine's op (with its gradient ops); other float
+  -- dtypes: a sum over the window's taps of strided slices times the filter.
   -- strides {1, s, s, 1} (equal spatial strides, as TensorFlow).
   function nn.depthwise_conv2d(input, filter, strides, padding, opts, dilations)
     if type(opts) == "string" or (opts == nil and dilations ~= nil) then   -- (..., data_format, dilations)
@@ -412,7 +426,7 @@ return function(tf)
             tostring(opts.data_format))
     end
     input = as_tensor(input, "depthwise_conv2d", "input")
-    filter = tf.is_tensor(filter) and filter or tf.constant(filter, input.dtype)
+    filter = operand(filter, input.dtype)
     local dx = dims_of(input, "depthwise_conv2d", "input", 4)
     local df = dims_of(filter, "depthwise_conv2d", "filter", 4)
     for i = 2, 4 do
@@ -432,6 +446,13 @@ return function(tf)
     if pad ~= "SAME" and pad ~= "VALID" then
       raise("ValueError", "depthwise_conv2d: 'padding' must be 'SAME' or 'VALID', got '%s'", padding)
     end
+    if not input.dtype.is_floating then
+      raise("TypeError", "depthwise_conv2d: 'input' has dtype %s, expected a float dtype", input.dtype.name)
+    end
+    if input.dtype == tf.float32 or input.dtype == tf.float64 then
+      return depthwise_c(input, filter, {sh, sw}, pad, {dilations = {dh, dw}})
+    end
+    -- other float dtypes: a sum over the window's taps
     local KH, KW, C, M = df[1], df[2], df[3], df[4]
     local pt, pb, oh = window_pad(pad, dx[2], KH, sh, dh)
     local pl, pr, ow = window_pad(pad, dx[3], KW, sw, dw)
@@ -464,7 +485,7 @@ return function(tf)
       raise("UnimplementedError", "conv1d: data_format '%s' is not supported (only NWC)", tostring(opts.data_format))
     end
     input = as_tensor(input, "conv1d", "input")
-    filters = tf.is_tensor(filters) and filters or tf.constant(filters, input.dtype)
+    filters = operand(filters, input.dtype)
     dims_of(input, "conv1d", "input", 3)
     dims_of(filters, "conv1d", "filters", 3)
     local function one(v, arg)
@@ -477,6 +498,160 @@ return function(tf)
     local s, d = one(stride, "stride"), one(opts.dilations, "dilations")
     local y = nn.conv2d(tf.expand_dims(input, 2), tf.expand_dims(filters, 1), {1, s}, padding, {dilations = {1, d}})
     return tf.squeeze(y, 2)
+  end
+
+  -- an int, or a list of n integers, or of n + 2 with the batch and channel
+  -- entries (TensorFlow's 1 / 3 / 5-entry strides): the n spatial values
+  local function spatial(v, n, op, arg, default)
+    if v == nil then v = default end
+    if math.type(v) == "integer" and v >= 1 then
+      local t = {}
+      for i = 1, n do t[i] = v end
+      return t
+    end
+    if type(v) == "table" then
+      local ok = true
+      for i = 1, #v do if math.type(v[i]) ~= "integer" or v[i] < 1 then ok = false end end
+      if ok and #v == n then return {table.unpack(v)} end
+      if ok and n > 1 and #v == 1 then
+        local t = {}
+        for i = 1, n do t[i] = v[1] end
+        return t
+      end
+      if ok and #v == n + 2 then return {table.unpack(v, 2, n + 1)} end
+    end
+    raise_at(2, "InvalidArgumentError", "%s: '%s' must be a positive integer or a list of %s positive integers, "
+             .. "got %s", op, arg, n > 1 and string.format("1, %d or %d", n, n + 2) or "1 or 3", tostring(v))
+  end
+
+  local function padding_of(padding, op)
+    if type(padding) ~= "string" then
+      raise_at(2, "TypeError", "%s: 'padding' must be 'SAME' or 'VALID', got %s", op, type(padding))
+    end
+    local pad = padding:upper()
+    if pad ~= "SAME" and pad ~= "VALID" then
+      raise_at(2, "ValueError", "%s: 'padding' must be 'SAME' or 'VALID', got '%s'", op, padding)
+    end
+    return pad
+  end
+
+  --- tf.nn.separable_conv2d(input, depthwise_filter, pointwise_filter, strides,
+  -- padding [, {dilations=}]): depthwise_conv2d(input, depthwise_filter)
+  -- (KH, KW, C, M), then a 1x1 conv2d with pointwise_filter (1, 1, C * M, O).
+  function nn.separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, opts, dilations)
+    if type(opts) == "string" or (opts == nil and dilations ~= nil) then   -- (..., data_format, dilations)
+      opts = {data_format = opts, dilations = dilations}
+    end
+    opts = check_options("separable_conv2d", opts, {"dilations", "data_format", "name"})
+    input = as_tensor(input, "separable_conv2d", "input")
+    local dw = operand(depthwise_filter, input.dtype)
+    local pw = operand(pointwise_filter, input.dtype)
+    local dd = dims_of(dw, "separable_conv2d", "depthwise_filter", 4)
+    local dp = dims_of(pw, "separable_conv2d", "pointwise_filter", 4)
+    if dp[1] ~= 1 or dp[2] ~= 1 or dp[3] ~= dd[3] * dd[4] then
+      raise("InvalidArgumentError", "separable_conv2d: 'pointwise_filter' must have shape (1, 1, %d, out) for a "
+            .. "depthwise_filter of shape %s, got %s", dd[3] * dd[4], tostring(dw.shape), tostring(pw.shape))
+    end
+    local y = nn.depthwise_conv2d(input, dw, strides, padding, {dilations = opts.dilations,
+                                                                 data_format = opts.data_format})
+    return conv2d_c(y, pw, 1, "VALID")
+  end
+
+  --- tf.nn.conv3d(input, filters, strides, padding [, {dilations=}]): input
+  -- (N, D, H, W, C), filters (KD, KH, KW, C, O) -> (N, OD, OH, OW, O). The
+  -- KD depth taps are strided slices stacked into the channels (N * OD, H,
+  -- W, KD * C) and convolved once by conv2d with the filters as (KH, KW,
+  -- KD * C, O): its gradients are those of slice, stack and conv2d.
+  function nn.conv3d(input, filters, strides, padding, opts, dilations)
+    if type(opts) == "string" or (opts == nil and dilations ~= nil) then   -- (..., data_format, dilations)
+      opts = {data_format = opts, dilations = dilations}
+    end
+    opts = check_options("conv3d", opts, {"dilations", "data_format", "name"})
+    if opts.data_format ~= nil and opts.data_format ~= "NDHWC" then
+      raise("UnimplementedError", "conv3d: data_format '%s' is not supported (only NDHWC)", tostring(opts.data_format))
+    end
+    input = as_tensor(input, "conv3d", "input")
+    filters = operand(filters, input.dtype)
+    local dx = dims_of(input, "conv3d", "input", 5)
+    local df = dims_of(filters, "conv3d", "filters", 5)
+    for i = 2, 5 do
+      if dx[i] < 0 then
+        raise("ValueError", "conv3d: the input's depth, height, width and channels must be known, got %s",
+              tostring(input.shape))
+      end
+    end
+    if dx[5] ~= df[4] then
+      raise("InvalidArgumentError", "conv3d: input depth %d does not match the filters' input depth %d: input is %s, "
+            .. "filters is %s", dx[5], df[4], tostring(input.shape), tostring(filters.shape))
+    end
+    if input.dtype ~= filters.dtype then
+      raise("InvalidArgumentError", "conv3d: 'filters' has dtype %s, expected %s as 'input'", filters.dtype.name,
+            input.dtype.name)
+    end
+    local s = spatial(strides, 3, "conv3d", "strides", 1)
+    local d = spatial(opts.dilations, 3, "conv3d", "dilations", 1)
+    local pad = padding_of(padding, "conv3d")
+    local KD, C, O = df[1], df[4], df[5]
+    local pf, pk, od = window_pad(pad, dx[2], KD, s[1], d[1])
+    local _, _, oh = window_pad(pad, dx[3], df[2], s[2], d[2])
+    local _, _, ow = window_pad(pad, dx[4], df[3], s[3], d[3])
+    if od == 0 or oh == 0 or ow == 0 then
+      return tf.zeros({dx[1] >= 0 and dx[1] or -1, od, oh, ow, O}, input.dtype)
+    end
+    local x = (pf + pk > 0) and tf.pad(input, {{0, 0}, {pf, pk}, {0, 0}, {0, 0}, {0, 0}}) or input
+    local taps = {}
+    for k = 1, KD do
+      local d0 = (k - 1) * d[1] + 1
+      taps[k] = x[{tf.all, {d0, d0 + (od - 1) * s[1], s[1]}}]
+    end
+    local stacked = KD == 1 and tf.expand_dims(taps[1], 5) or tf.stack(taps, 5)   -- (N, OD, H, W, KD, C)
+    local x2 = tf.reshape(stacked, {-1, dx[3], dx[4], KD * C})
+    local f2 = tf.reshape(tf.transpose(filters, {2, 3, 1, 4, 5}), {df[2], df[3], KD * C, O})
+    local y = conv2d_c(x2, f2, {s[2], s[3]}, pad, {dilations = {d[2], d[3]}})
+    return tf.reshape(y, {-1, od, oh, ow, O})
+  end
+
+  -- the 1-d pools: the 2-d pool over a height of 1
+  local function pool1d(name, op2)
+    return function(input, ksize, strides, padding, opts)
+      if type(opts) == "string" then opts = {data_format = opts} end
+      opts = check_options(name, opts, {"data_format", "name"})
+      if opts.data_format ~= nil and opts.data_format ~= "NWC" then
+        raise("UnimplementedError", "%s: data_format '%s' is not supported (only NWC)", name,
+              tostring(opts.data_format))
+      end
+      input = as_tensor(input, name, "input")
+      dims_of(input, name, "input", 3)
+      local k = spatial(ksize, 1, name, "ksize")[1]
+      local s = spatial(strides, 1, name, "strides")[1]
+      local y = op2(tf.expand_dims(input, 2), {1, k}, {1, s}, padding_of(padding, name))
+      return tf.squeeze(y, {2})
+    end
+  end
+  --- tf.nn.max_pool1d(input, ksize, strides, padding): input (N, W, C).
+  nn.max_pool1d = pool1d("max_pool1d", function(...) return max_pool2d_c(...) end)
+  --- tf.nn.avg_pool1d(input, ksize, strides, padding): input (N, W, C).
+  nn.avg_pool1d = pool1d("avg_pool1d", function(...) return tf.core.nn.avg_pool2d(...) end)
+
+  --- tf.nn.conv1d_transpose(input, filters, output_shape, strides [, padding="SAME"
+  -- [, {dilations=}]]): input (N, W, C), filters (K, out, C), output_shape
+  -- {N, OW, out}: conv2d_transpose over a height of 1.
+  function nn.conv1d_transpose(input, filters, output_shape, strides, padding, opts)
+    opts = check_options("conv1d_transpose", opts, {"dilations", "data_format", "name"})
+    input = as_tensor(input, "conv1d_transpose", "input")
+    filters = operand(filters, input.dtype)
+    dims_of(input, "conv1d_transpose", "input", 3)
+    dims_of(filters, "conv1d_transpose", "filters", 3)
+    if tf.is_tensor(output_shape) then output_shape = output_shape:totable() end
+    if type(output_shape) ~= "table" or #output_shape ~= 3 then
+      raise("InvalidArgumentError", "conv1d_transpose: 'output_shape' must be a list of 3 integers (N, W, C)")
+    end
+    local s = spatial(strides, 1, "conv1d_transpose", "strides")[1]
+    local d = spatial(opts.dilations, 1, "conv1d_transpose", "dilations", 1)[1]
+    local os = output_shape
+    local y = nn.conv2d_transpose(tf.expand_dims(input, 2), tf.expand_dims(filters, 1), {os[1], 1, os[2], os[3]},
+                                  {1, s}, padding_of(padding or "SAME", "conv1d_transpose"), {dilations = {1, d}})
+    return tf.squeeze(y, {2})
   end
 
   --- tf.nn.max_pool2d(input, ksize, strides, padding [, ...]): as the C op;

@@ -158,6 +158,12 @@ return {
     depthwise_conv2d_dilated = {inputs = {{{1, 5, 5, 2}}, {{2, 2, 2, 1}}}, fn = function(tf, x, f)
       return tf.nn.depthwise_conv2d(x, f, 1, "VALID", {dilations = 2})
     end},
+    depthwise_conv2d_backprop_input = {inputs = {{{3, 2, 2, 2}}, {{1, 3, 3, 4}}}, fn = function(tf, f, dy)
+      return tf.nn.depthwise_conv2d_backprop_input({1, 5, 5, 2}, f, dy, 2, "SAME")
+    end},
+    depthwise_conv2d_backprop_filter = {inputs = {{{1, 5, 4, 2}}, {{1, 2, 1, 2}}}, fn = function(tf, x, dy)
+      return tf.nn.depthwise_conv2d_backprop_filter(x, {2, 3, 2, 1}, dy, {2, 2}, "VALID")
+    end},
     conv1d = {inputs = {{{2, 6, 2}}, {{3, 2, 3}}}, fn = function(tf, x, f) return tf.nn.conv1d(x, f, 2, "SAME") end},
     conv2d_groups = conv({1, 4, 4, 4}, {3, 3, 2, 4}, 1, "SAME"),
     max_pool2d_explicit = {inputs = {{{1, 4, 4, 2}, distinct}}, fn = function(tf, x)

@@ -73,6 +73,17 @@
 ** (ltf_ops/random.h): i[1] = 0 the context's generator, i[1] = 1 the stream
 ** of key i[2] and counter i[3]. No gradient.
 **
+** depthwise_conv2d(input, filter): input NHWC (N, H, W, C), filter
+** (KH, KW, C, M), float32/float64; output (N, OH, OW, C * M), channel
+** c * M + m the convolution of input channel c with filter[:, :, c, m].
+** Attributes as conv2d (padding VALID or SAME only).
+** depthwise_conv2d_backprop_input(filter, dy) -> (N, H, W, C), with
+**   ints2[0..1] (H, W)                                    nints2 = 2
+** depthwise_conv2d_backprop_filter(input, dy) -> (KH, KW, C, M), with
+**   ints2[0..1] (KH, KW)                                  nints2 = 2
+** Each is linear in dy and bilinear overall; their gradients are made of
+** the three ops, as conv2d's.
+**
 ** Gradients of the cross-entropies are TensorFlow's: d/dlogits = dloss *
 ** (softmax(logits) - labels) (exact when each row of labels sums to 1, which
 ** TensorFlow assumes too); d/dlabels = -dloss * log_softmax(logits) for the
@@ -92,7 +103,10 @@
     X(MAX_POOL2D_GRAD_GRAD, max_pool2d_grad_grad)                      \
     X(AVG_POOL2D_GRAD, avg_pool2d_grad)                                \
     X(GELU, gelu) X(GELU_GRAD, gelu_grad)                              \
-    X(DROPOUT_NOISE, dropout_noise)
+    X(DROPOUT_NOISE, dropout_noise)                                    \
+    X(DEPTHWISE_CONV2D, depthwise_conv2d)                              \
+    X(DEPTHWISE_CONV2D_BACKPROP_INPUT, depthwise_conv2d_backprop_input) \
+    X(DEPTHWISE_CONV2D_BACKPROP_FILTER, depthwise_conv2d_backprop_filter)
 
 /* Padding codes of conv2d and the pools (i[0]). */
 enum { LTF_PADDING_VALID = 0, LTF_PADDING_SAME = 1, LTF_PADDING_EXPLICIT = 2 };
