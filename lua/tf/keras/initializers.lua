@@ -158,12 +158,35 @@ return function(tf)
   vs_preset("LecunUniform", 1.0, "fan_in", "uniform")
   vs_preset("LecunNormal", 1.0, "fan_in", "truncated_normal")
 
+  --- Orthogonal{gain = 1, seed =}: a (rows, cols) matrix (rows the product
+  -- of all dims but the last) with orthonormal columns (or rows, when there
+  -- are fewer rows), from the QR decomposition of a normal sample with
+  -- R's diagonal made positive (Keras's), times gain.
+  class("Orthogonal", {"gain", "seed"}, function(self, shape, dtype)
+    if #shape < 2 then
+      raise("ValueError", ("Orthogonal: the tensor to initialize must be at least two-dimensional. Received: " ..
+        "shape={%s}"):format(table.concat(shape, ", ")), 3)
+    end
+    local rows = 1
+    for i = 1, #shape - 1 do rows = rows * shape[i] end
+    local cols = shape[#shape]
+    local work = (dtype == tf.float64) and tf.float64 or tf.float32
+    local a = tf.random.normal(rows < cols and {cols, rows} or {rows, cols}, {dtype = work, seed = self.seed})
+    local q, r = tf.linalg.qr(a)
+    q = q * tf.sign(tf.linalg.diag_part(r))
+    if rows < cols then q = tf.transpose(q) end
+    q = tf.reshape(q * (self.gain or 1.0), shape)
+    if q.dtype ~= dtype then q = tf.cast(q, dtype) end
+    return q
+  end)
+
   local BY_NAME = {
     zeros = "Zeros", ones = "Ones", constant = "Constant", random_uniform = "RandomUniform",
     uniform = "RandomUniform", random_normal = "RandomNormal", normal = "RandomNormal",
     truncated_normal = "TruncatedNormal", variance_scaling = "VarianceScaling",
     glorot_uniform = "GlorotUniform", glorot_normal = "GlorotNormal", he_uniform = "HeUniform",
     he_normal = "HeNormal", lecun_uniform = "LecunUniform", lecun_normal = "LecunNormal",
+    orthogonal = "Orthogonal",
   }
   for k, v in pairs(BY_NAME) do I[k] = I[v] end
 

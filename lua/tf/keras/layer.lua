@@ -463,7 +463,10 @@ return function(tf)
   -- table of tensors); returns t.
   local function set_mask(t, m)
     if type(t) == "table" and getmetatable(t) == nil then
-      for k, v in pairs(t) do set_mask(v, type(m) == "table" and getmetatable(m) == nil and m[k] or m) end
+      local per_key = type(m) == "table" and getmetatable(m) == nil
+      for k, v in pairs(t) do
+        if per_key then set_mask(v, m[k]) else set_mask(v, m) end   -- m[k] may be nil
+      end
       return t
     end
     if t ~= nil and (type(t) == "userdata" or type(t) == "table") then masks[t] = m end
