@@ -38,6 +38,8 @@ return function(tf)
     "tf.keras.layers.batch_normalization",
     "tf.keras.layers.layer_normalization",
     "tf.keras.layers.rnn",
+    "tf.keras.layers.lstm",
+    "tf.keras.layers.gru",
     "tf.keras.model",
   }) do
     require(name)(tf)
