@@ -1,21 +1,26 @@
 /*
 ** cpu/rnn_impl.h: the fused LSTM / GRU loops of cpu/rnn.c for one element
-** type, included once per type with REAL (float, double), SFX (f32, f64),
-** EXP and TANH (the type's libm functions) defined. Layouts: x (B, T, I)
+** type, included once per type with REAL (float, double) and SFX (f32,
+** f64) defined. Layouts: x (B, T, I)
 ** and every per-step buffer indexed [b][t] by real time; outputs (B, T, U)
-** in processing order; the workspace rows as ltf_ops/rnn.h says.
+** in processing order; the workspace rows as ltf_ops/rnn.h says. The
+** activations are act_sigmoid_SFX / act_tanh_SFX (cpu/rnn.c).
 */
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SFX)
-
-static inline REAL FN(sigm)(REAL v) { return (REAL)1 / ((REAL)1 + EXP(-v)); }
 
 /* Column sums of the (rows, n) matrix 'a' with row stride 'lda' into 'out'. */
 static void FN(colsum)(int64_t rows, int64_t n, const REAL *a, int64_t lda, REAL *out) {
     for (int64_t j = 0; j < n; j++) out[j] = 0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < n; j++) out[j] += a[r * lda + j];
+}
+
+/* dst (cols, rows) = src (rows, cols) with row stride 'ld'. */
+static void FN(transpose)(int64_t rows, int64_t cols, const REAL *src, int64_t ld, REAL *dst) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = src[r * ld + c];
 }
 
 /* The hidden state before each time step, [b][t] (B*T, U): h0 before the
@@ -37,8 +42,9 @@ static ltf_status FN(lstm_fwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, c
                                REAL *hT, REAL *cT, REAL *ws) {
     int64_t B = g->B, T = g->T, I = g->I, U = g->U, G = 4 * U, W = 6 * U;
     ltf_dtype dt = g->dt;
-    REAL *yb = calloc((size_t)(B * U) + 1, sizeof(REAL));
-    if (!yb) return ltf_fail_oom(ctx, "lstm_sequence scratch", sizeof(REAL) * (size_t)(B * U));
+    REAL *yb = calloc((size_t)(B * U + 2 * U) + 1, sizeof(REAL));
+    if (!yb) return ltf_fail_oom(ctx, "lstm_sequence scratch", sizeof(REAL) * (size_t)(B * U + 2 * U));
+    REAL *cn = yb + B * U, *tc = cn + U;
     memcpy(hT, h0, sizeof(REAL) * (size_t)(B * U));
     memcpy(cT, c0, sizeof(REAL) * (size_t)(B * U));
     ltf_status st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B * T, G, I, 1, x, I, K, G, 0, ws, W);
@@ -50,28 +56,23 @@ static ltf_status FN(lstm_fwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, c
             REAL *row = ws + (b * T + t) * W, *h = hT + b * U, *c = cT + b * U, *yp = yb + b * U;
             REAL *yo = y + (b * T + s) * U;
             int m = mask ? mask[b * T + t] != 0 : 1;
-            for (int64_t j = 0; j < U; j++) {
-                REAL i = FN(sigm)(row[j] + bias[j]);
-                REAL f = FN(sigm)(row[U + j] + bias[U + j]);
-                REAL gg = TANH(row[2 * U + j] + bias[2 * U + j]);
-                REAL o = FN(sigm)(row[3 * U + j] + bias[3 * U + j]);
-                row[j] = i;
-                row[U + j] = f;
-                row[2 * U + j] = gg;
-                row[3 * U + j] = o;
-                if (m) {
-                    REAL cn = f * c[j] + i * gg;
-                    REAL hn = o * TANH(cn);
-                    c[j] = cn;
-                    h[j] = hn;
-                    yp[j] = hn;
-                } else if (g->zero_out) {
-                    yp[j] = 0;
+            for (int64_t j = 0; j < G; j++) row[j] += bias[j];
+            FN(act_sigmoid)(row, 2 * U);            /* i, f */
+            FN(act_tanh)(row + 2 * U, row + 2 * U, U);
+            FN(act_sigmoid)(row + 3 * U, U);        /* o */
+            if (m) {
+                for (int64_t j = 0; j < U; j++) cn[j] = row[U + j] * c[j] + row[j] * row[2 * U + j];
+                FN(act_tanh)(cn, tc, U);
+                for (int64_t j = 0; j < U; j++) {
+                    c[j] = cn[j];
+                    h[j] = yp[j] = row[3 * U + j] * tc[j];
                 }
-                row[4 * U + j] = c[j];
-                row[5 * U + j] = h[j];
-                yo[j] = yp[j];
+            } else if (g->zero_out) {
+                for (int64_t j = 0; j < U; j++) yp[j] = 0;
             }
+            memcpy(row + 4 * U, c, sizeof(REAL) * (size_t)U);
+            memcpy(row + 5 * U, h, sizeof(REAL) * (size_t)U);
+            memcpy(yo, yp, sizeof(REAL) * (size_t)U);
         }
     }
     free(yb);
@@ -85,9 +86,12 @@ static ltf_status FN(lstm_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, c
     int64_t B = g->B, T = g->T, I = g->I, U = g->U, G = 4 * U, W = 6 * U;
     ltf_dtype dt = g->dt;
     size_t nz = (size_t)(B * T * G), nh = (size_t)(B * T * U), nb = (size_t)(B * U);
-    REAL *dz = malloc(sizeof(REAL) * (nz + nh + nb + 1));
-    if (!dz) return ltf_fail_oom(ctx, "lstm_sequence_grad scratch", sizeof(REAL) * (nz + nh + nb));
-    REAL *hp = dz + nz, *dyc = hp + nh;
+    size_t nr = (size_t)(G * U), nk = (size_t)(G * I);
+    size_t total = nz + nh + nb + (size_t)U + nr + nk;
+    REAL *dz = malloc(sizeof(REAL) * (total + 1));
+    if (!dz) return ltf_fail_oom(ctx, "lstm_sequence_grad scratch", sizeof(REAL) * total);
+    REAL *hp = dz + nz, *dyc = hp + nh, *tcs = dyc + nb, *RKt = tcs + U, *Kt = RKt + nr;
+    FN(transpose)(U, G, RK, G, RKt);   /* per-step products without a transposed operand */
     for (size_t k = 0; k < nb; k++) dyc[k] = 0;
     memcpy(dh0, dh, sizeof(REAL) * nb);
     memcpy(dc0, dc, sizeof(REAL) * nb);
@@ -98,17 +102,17 @@ static ltf_status FN(lstm_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, c
             const REAL *row = ws + (b * T + t) * W, *prow = s == 0 ? NULL : ws + (b * T + tp) * W;
             const REAL *dyr = dy + (b * T + s) * U;
             REAL *dzr = dz + (b * T + t) * G, *dhr = dh0 + b * U, *dcr = dc0 + b * U, *dycr = dyc + b * U;
-            int m = mask ? mask[b * T + t] != 0 : 1;
+            if (mask && !mask[b * T + t]) {
+                for (int64_t j = 0; j < G; j++) dzr[j] = 0;
+                for (int64_t j = 0; j < U; j++) dycr[j] = g->zero_out ? 0 : dyr[j] + dycr[j];
+                continue;
+            }
+            FN(act_tanh)(row + 4 * U, tcs, U);
             for (int64_t j = 0; j < U; j++) {
                 REAL dY = dyr[j] + dycr[j];
-                if (!m) {
-                    dzr[j] = dzr[U + j] = dzr[2 * U + j] = dzr[3 * U + j] = 0;
-                    dycr[j] = g->zero_out ? 0 : dY;
-                    continue;
-                }
                 REAL i = row[j], f = row[U + j], gg = row[2 * U + j], o = row[3 * U + j];
-                REAL cn = row[4 * U + j], cp = prow ? prow[4 * U + j] : c0[b * U + j];
-                REAL tc = TANH(cn), dhn = dhr[j] + dY;
+                REAL cp = prow ? prow[4 * U + j] : c0[b * U + j];
+                REAL tc = tcs[j], dhn = dhr[j] + dY;
                 REAL dcn = dcr[j] + dhn * o * (1 - tc * tc);
                 dzr[j] = dcn * gg * i * (1 - i);
                 dzr[U + j] = dcn * cp * f * (1 - f);
@@ -119,15 +123,25 @@ static ltf_status FN(lstm_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, c
                 dycr[j] = 0;
             }
         }
-        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 1, B, U, G, 1, dz + t * G, T * G, RK, G, 1, dh0, U);
+        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B, U, G, 1, dz + t * G, T * G, RKt, U, 1, dh0, U);
     }
+    int64_t skip = g->skip;
     if (st == LTF_OK) {
-        FN(hprev)(g, h0, ws, W, 5 * U, hp);
-        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 1, B * T, I, G, 1, dz, G, K, G, 0, dx, I);
+        if (skip & 1) {
+            memset(dx, 0, sizeof(REAL) * (size_t)(B * T * I));
+        } else {
+            FN(transpose)(I, G, K, G, Kt);
+            st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B * T, I, G, 1, dz, G, Kt, I, 0, dx, I);
+        }
     }
-    if (st == LTF_OK) st = ltf_cpu_blas_gemm(ctx, g->op, dt, 1, 0, I, G, B * T, 1, x, I, dz, G, 0, dK, G);
-    if (st == LTF_OK) st = ltf_cpu_blas_gemm(ctx, g->op, dt, 1, 0, U, G, B * T, 1, hp, U, dz, G, 0, dRK, G);
+    if (st == LTF_OK && !(skip & 8)) st = ltf_cpu_blas_gemm(ctx, g->op, dt, 1, 0, I, G, B * T, 1, x, I, dz, G, 0, dK, G);
+    if (st == LTF_OK && !(skip & 16)) {
+        FN(hprev)(g, h0, ws, W, 5 * U, hp);
+        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 1, 0, U, G, B * T, 1, hp, U, dz, G, 0, dRK, G);
+    }
     if (st == LTF_OK) FN(colsum)(B * T, G, dz, G, db);
+    if (skip & 8) memset(dK, 0, sizeof(REAL) * nk);
+    if (skip & 16) memset(dRK, 0, sizeof(REAL) * nr);
     free(dz);
     return st;
 }
@@ -151,46 +165,38 @@ static ltf_status FN(gru_fwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, co
         int64_t t = g->back ? T - 1 - s : s;
         st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B, ra ? G : 2 * U, U, 1, hT, U, RK, G, 0, rec, G);
         if (st != LTF_OK) break;
+        for (int64_t b = 0; b < B; b++) {   /* z, r (and r * h_prev without reset_after) */
+            REAL *row = ws + (b * T + t) * W, *rc = rec + b * G, *h = hT + b * U;
+            for (int64_t j = 0; j < 2 * U; j++) row[j] += bi[j] + rc[j] + (ra ? br[j] : 0);
+            FN(act_sigmoid)(row, 2 * U);
+            if (!ra)
+                for (int64_t j = 0; j < U; j++) row[3 * U + j] = rh[b * U + j] = row[U + j] * h[j];
+        }
         if (!ra) {
-            for (int64_t b = 0; b < B; b++) {
-                REAL *row = ws + (b * T + t) * W, *rc = rec + b * G, *h = hT + b * U;
-                for (int64_t j = 0; j < U; j++) {
-                    row[j] = FN(sigm)(row[j] + bi[j] + rc[j]);
-                    row[U + j] = FN(sigm)(row[U + j] + bi[U + j] + rc[U + j]);
-                    row[3 * U + j] = rh[b * U + j] = row[U + j] * h[j];
-                }
-            }
             st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B, U, U, 1, rh, U, RK + 2 * U, G, 0, rec + 2 * U, G);
             if (st != LTF_OK) break;
         }
         for (int64_t b = 0; b < B; b++) {
             REAL *row = ws + (b * T + t) * W, *rc = rec + b * G, *h = hT + b * U, *yp = yb + b * U;
-            REAL *yo = y + (b * T + s) * U;
+            REAL *yo = y + (b * T + s) * U, *hh = row + 2 * U;
             int m = mask ? mask[b * T + t] != 0 : 1;
-            for (int64_t j = 0; j < U; j++) {
-                REAL z, hh;
-                if (ra) {
-                    z = FN(sigm)(row[j] + bi[j] + rc[j] + br[j]);
-                    REAL r = FN(sigm)(row[U + j] + bi[U + j] + rc[U + j] + br[U + j]);
+            if (ra) {
+                for (int64_t j = 0; j < U; j++) {
                     REAL rech = rc[2 * U + j] + br[2 * U + j];
-                    hh = TANH(row[2 * U + j] + bi[2 * U + j] + r * rech);
-                    row[j] = z;
-                    row[U + j] = r;
                     row[3 * U + j] = rech;
-                } else {
-                    z = row[j];
-                    hh = TANH(row[2 * U + j] + bi[2 * U + j] + rc[2 * U + j]);
+                    hh[j] += bi[2 * U + j] + row[U + j] * rech;
                 }
-                row[2 * U + j] = hh;
-                if (m) {
-                    h[j] = z * h[j] + (1 - z) * hh;
-                    yp[j] = h[j];
-                } else if (g->zero_out) {
-                    yp[j] = 0;
-                }
-                row[4 * U + j] = h[j];
-                yo[j] = yp[j];
+            } else {
+                for (int64_t j = 0; j < U; j++) hh[j] += bi[2 * U + j] + rc[2 * U + j];
             }
+            FN(act_tanh)(hh, hh, U);
+            if (m) {
+                for (int64_t j = 0; j < U; j++) h[j] = yp[j] = row[j] * h[j] + (1 - row[j]) * hh[j];
+            } else if (g->zero_out) {
+                for (int64_t j = 0; j < U; j++) yp[j] = 0;
+            }
+            memcpy(row + 4 * U, h, sizeof(REAL) * (size_t)U);
+            memcpy(yo, yp, sizeof(REAL) * (size_t)U);
         }
     }
     free(yb);
@@ -204,9 +210,13 @@ static ltf_status FN(gru_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, co
     ltf_dtype dt = g->dt;
     int ra = g->reset_after;
     size_t nz = (size_t)(B * T * G), nh = (size_t)(B * T * U), nb = (size_t)(B * U);
-    REAL *dA = malloc(sizeof(REAL) * (2 * nz + nh + 3 * nb + 1));
-    if (!dA) return ltf_fail_oom(ctx, "gru_sequence_grad scratch", sizeof(REAL) * (2 * nz + nh + 3 * nb));
-    REAL *dR = dA + nz, *hp = dR + nz, *dyc = hp + nh, *dhw = dyc + nb, *drh = dhw + nb;
+    size_t nr = (size_t)(G * U), nk = (size_t)(G * I);
+    size_t total = 2 * nz + nh + 3 * nb + nr + nk;
+    REAL *dA = malloc(sizeof(REAL) * (total + 1));
+    if (!dA) return ltf_fail_oom(ctx, "gru_sequence_grad scratch", sizeof(REAL) * total);
+    REAL *dR = dA + nz, *hp = dR + nz, *dyc = hp + nh, *dhw = dyc + nb, *drh = dhw + nb, *RKt = drh + nb;
+    REAL *Kt = RKt + nr;
+    FN(transpose)(U, G, RK, G, RKt);   /* RKt (3U, U): rows of z, r, h */
     for (size_t k = 0; k < nb; k++) dyc[k] = 0;
     memcpy(dh0, dh, sizeof(REAL) * nb);
     FN(hprev)(g, h0, ws, W, 4 * U, hp);
@@ -246,11 +256,11 @@ static ltf_status FN(gru_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, co
             }
         }
         if (ra) {
-            st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 1, B, U, G, 1, dR + t * G, T * G, RK, G, 1, dh0, U);
+            st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B, U, G, 1, dR + t * G, T * G, RKt, U, 1, dh0, U);
             continue;
         }
-        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 1, B, U, U, 1, dA + t * G + 2 * U, T * G, RK + 2 * U, G, 0, drh,
-                               U);
+        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B, U, U, 1, dA + t * G + 2 * U, T * G, RKt + 2 * U * U, U, 0,
+                               drh, U);
         if (st != LTF_OK) break;
         for (int64_t b = 0; b < B; b++) {
             const REAL *row = ws + (b * T + t) * W, *hpr = hp + (b * T + t) * U;
@@ -262,10 +272,19 @@ static ltf_status FN(gru_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, co
                 dhr[j] = dw[j] * z + d[j] * r;
             }
         }
-        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 1, B, U, 2 * U, 1, dA + t * G, T * G, RK, G, 1, dh0, U);
+        st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B, U, 2 * U, 1, dA + t * G, T * G, RKt, U, 1, dh0, U);
     }
-    if (st == LTF_OK) st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 1, B * T, I, G, 1, dA, G, K, G, 0, dx, I);
-    if (st == LTF_OK) st = ltf_cpu_blas_gemm(ctx, g->op, dt, 1, 0, I, G, B * T, 1, x, I, dA, G, 0, dK, G);
+    int64_t skip = g->skip;
+    if (st == LTF_OK) {
+        if (skip & 1) {
+            memset(dx, 0, sizeof(REAL) * (size_t)(B * T * I));
+        } else {
+            FN(transpose)(I, G, K, G, Kt);
+            st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B * T, I, G, 1, dA, G, Kt, I, 0, dx, I);
+        }
+    }
+    if (st == LTF_OK && !(skip & 4)) st = ltf_cpu_blas_gemm(ctx, g->op, dt, 1, 0, I, G, B * T, 1, x, I, dA, G, 0, dK, G);
+    if (skip & 4) memset(dK, 0, sizeof(REAL) * nk);
     if (st == LTF_OK && ra) {
         st = ltf_cpu_blas_gemm(ctx, g->op, dt, 1, 0, U, G, B * T, 1, hp, U, dR, G, 0, dRK, G);
         FN(colsum)(B * T, G, dA, G, db);

@@ -11,6 +11,7 @@
 #include "../op.h"
 #include "../shape.h"
 #include "../grad.h"
+#include "../ctx.h"
 #include "../cpu/cpu.h"
 
 #define M(dt) (1u << (dt))
@@ -230,12 +231,23 @@ static ltf_status run_grad(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, in
     args[n++] = out[ngo];
     for (int k = 0; k < ngo; k++) args[n++] = g[k];
     if (nin > nw) args[n++] = in[nw];
+    /* the gradients nobody asked for are skipped (i[3], a bit per input) */
+    ltf_attrs at = *a;
+    at.i[3] = 0;
+    for (int k = 0; k < nw; k++)
+        if (!LTF_GRAD_NEEDED(ctx, k)) at.i[3] |= (int64_t)1 << k;
     ltf_tensor *res[6] = { NULL };
     int nres = 0;
-    st = ltf_op_run(ctx, op, args, n, a, res, nw, &nres);
+    st = ltf_op_run(ctx, op, args, n, &at, res, nw, &nres);
     for (int k = 0; k < ngo; k++) ltf_tensor_release(g[k]);
     if (st != LTF_OK) return st;
-    for (int k = 0; k < nw; k++) din[k] = res[k];
+    for (int k = 0; k < nw; k++) {
+        if ((at.i[3] >> k) & 1) {
+            ltf_tensor_release(res[k]);
+            res[k] = NULL;
+        }
+        din[k] = res[k];
+    }
     return LTF_OK;
 }
 

@@ -15,7 +15,10 @@
 **   i[1]  zero_output_for_mask (masked steps output zeros)
 ** lstm_sequence_grad(x, h0, c0, kernel, recurrent_kernel, bias, workspace,
 **   doutputs, dh, dc [, mask]) -> dx, dh0, dc0, dkernel, drecurrent_kernel,
-**   dbias: backpropagation through time; attributes as lstm_sequence.
+**   dbias: backpropagation through time; attributes as lstm_sequence, and
+**   i[3]  bits of the gradients not wanted (bit k: output k+1 is left as
+**         zeros, its products skipped; the gradient function sets those
+**         its caller does not need, e.g. dx for a constant input)
 **
 ** gru_sequence(x, h0, kernel, recurrent_kernel, bias [, mask]):
 **   kernel (I, 3U), recurrent_kernel (U, 3U), gates z, r, h; bias (2, 3U)
@@ -24,7 +27,8 @@
 **   i[0], i[1] as lstm_sequence; i[2] reset_after (1: Keras's default, the
 **   reset gate applied after the recurrent product).
 ** gru_sequence_grad(x, h0, kernel, recurrent_kernel, bias, workspace,
-**   doutputs, dh [, mask]) -> dx, dh0, dkernel, drecurrent_kernel, dbias.
+**   doutputs, dh [, mask]) -> dx, dh0, dkernel, drecurrent_kernel, dbias;
+**   i[3] as lstm_sequence_grad's.
 **
 ** The gradient ops have no gradient of their own (no second order).
 */
