@@ -79,6 +79,28 @@ static ltf_status FN(lstm_fwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, c
     return st;
 }
 
+/* One row of one step of the LSTM backward pass (an unmasked step): the
+** gate pre-activation gradients into 'dz' from the gradients reaching the
+** step's h (dh, plus dy and the carried output gradient dyc) and c (dc);
+** dc becomes the previous step's, dh and dyc are reset (the recurrent
+** product adds dh's). Separate, with restrict, so that it vectorizes. */
+LTF_WIDE_CLONES static void FN(lstm_bwd_row)(int64_t U, const REAL *restrict row, const REAL *restrict cp,
+                                             const REAL *restrict tc, const REAL *restrict dy, REAL *restrict dz,
+                                             REAL *restrict dh, REAL *restrict dc, REAL *restrict dyc) {
+    for (int64_t j = 0; j < U; j++) {
+        REAL i = row[j], f = row[U + j], gg = row[2 * U + j], o = row[3 * U + j];
+        REAL dhn = dh[j] + dy[j] + dyc[j];
+        REAL dcn = dc[j] + dhn * o * (1 - tc[j] * tc[j]);
+        dz[j] = dcn * gg * i * (1 - i);
+        dz[U + j] = dcn * cp[j] * f * (1 - f);
+        dz[2 * U + j] = dcn * i * (1 - gg * gg);
+        dz[3 * U + j] = dhn * tc[j] * o * (1 - o);
+        dc[j] = dcn * f;
+        dh[j] = 0;
+        dyc[j] = 0;
+    }
+}
+
 static ltf_status FN(lstm_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, const REAL *h0, const REAL *c0,
                                const REAL *K, const REAL *RK, const REAL *ws, const REAL *dy, const REAL *dh,
                                const REAL *dc, const uint8_t *mask, REAL *dx, REAL *dh0, REAL *dc0, REAL *dK,
@@ -108,20 +130,7 @@ static ltf_status FN(lstm_bwd)(ltf_ctx *ctx, const rnn_geom *g, const REAL *x, c
                 continue;
             }
             FN(act_tanh)(row + 4 * U, tcs, U);
-            for (int64_t j = 0; j < U; j++) {
-                REAL dY = dyr[j] + dycr[j];
-                REAL i = row[j], f = row[U + j], gg = row[2 * U + j], o = row[3 * U + j];
-                REAL cp = prow ? prow[4 * U + j] : c0[b * U + j];
-                REAL tc = tcs[j], dhn = dhr[j] + dY;
-                REAL dcn = dcr[j] + dhn * o * (1 - tc * tc);
-                dzr[j] = dcn * gg * i * (1 - i);
-                dzr[U + j] = dcn * cp * f * (1 - f);
-                dzr[2 * U + j] = dcn * i * (1 - gg * gg);
-                dzr[3 * U + j] = dhn * tc * o * (1 - o);
-                dcr[j] = dcn * f;
-                dhr[j] = 0;
-                dycr[j] = 0;
-            }
+            FN(lstm_bwd_row)(U, row, prow ? prow + 4 * U : c0 + b * U, tcs, dyr, dzr, dhr, dcr, dycr);
         }
         st = ltf_cpu_blas_gemm(ctx, g->op, dt, 0, 0, B, U, G, 1, dz + t * G, T * G, RKt, U, 1, dh0, U);
     }
