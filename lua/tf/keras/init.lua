@@ -40,6 +40,9 @@ return function(tf)
     "tf.keras.layers.rnn",
     "tf.keras.layers.lstm",
     "tf.keras.layers.gru",
+    "tf.keras.layers.wrappers",
+    "tf.keras.layers.sequence",
+    "tf.keras.layers.noise",
     "tf.keras.model",
   }) do
     require(name)(tf)

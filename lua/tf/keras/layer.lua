@@ -463,9 +463,11 @@ return function(tf)
   -- table of tensors); returns t.
   local function set_mask(t, m)
     if type(t) == "table" and getmetatable(t) == nil then
-      local per_key = type(m) == "table" and getmetatable(m) == nil
+      local per = type(m) == "table" and getmetatable(m) == nil   -- a table of masks: entry k (nil: none)
       for k, v in pairs(t) do
-        if per_key then set_mask(v, m[k]) else set_mask(v, m) end   -- m[k] may be nil
+        local mk = m
+        if per then mk = m[k] end
+        set_mask(v, mk)
       end
       return t
     end

@@ -117,9 +117,19 @@ return function(tf)
     end
   end
 
-  -- A config entry for an initializer / regularizer / constraint /
-  -- activation: what the user gave (a name or an object) round-trips.
-  function H.config_value(v)
+  -- A config entry for an activation, initializer, regularizer or
+  -- constraint `v` (as the user gave it: a name, an object or a function).
+  -- With `key` ("kernel_initializer", "bias_regularizer", ...) the value
+  -- goes through that module's serialize when it has one (Keras's
+  -- {class_name =, config =}); otherwise it is kept as given (it
+  -- round-trips through from_config either way). An activation function
+  -- becomes its name.
+  local KINDS = {initializer = "initializers", regularizer = "regularizers", constraint = "constraints"}
+  function H.config_value(v, key)
+    if v == nil then return nil end
+    local kind = type(key) == "string" and KINDS[key:match("_(%a+)$") or ""]
+    local m = kind and keras[kind]
+    if m and type(m.serialize) == "function" and type(m.get) == "function" then return m.serialize(m.get(v)) end
     if type(v) == "function" then return A.serialize(v) or v end
     return v
   end
@@ -317,6 +327,18 @@ return function(tf)
     return out
   end
 
+  --- layer:get_initial_state(inputs): the zero states for a batch of
+  -- `inputs` (batch, time, features) (time-major when the layer is), an
+  -- array of (batch, n) tensors (Keras's get_initial_state).
+  function RNN.get_initial_state(self, inputs)
+    if is_plain(inputs) then inputs = inputs[1] end
+    if not tf.is_tensor(inputs) then inputs = tf.constant(inputs, self.compute_dtype or self.dtype) end
+    if self.time_major then inputs = tf.transpose(inputs, {2, 1, 3}) end
+    local out = {}
+    for i, n in ipairs(H.state_sizes(self.cell)) do out[i] = H.zeros_like_batch(inputs, n, inputs.dtype) end
+    return out
+  end
+
   --- layer(x [, {initial_state = {h, ...}, training =, mask =}]), or
   -- layer({x, h, ...}): the last output (or the whole sequence with
   -- return_sequences), and with return_state an array {output, state...}.
@@ -367,15 +389,16 @@ return function(tf)
       out = outputs
       if self.time_major then out = tf.transpose(out, {2, 1, 3}) end
     end
-    if type(self._activity_regularize) == "function" and rawget(self, "activity_regularizer") ~= nil then
-      self:_activity_regularize(out)
-    end
+    local result = out
     if self.return_state then
-      local r = {out}
-      for i, s in ipairs(new_states) do r[i + 1] = s end
-      return r
+      result = {out}
+      for i, s in ipairs(new_states) do result[i + 1] = s end
     end
-    return out
+    -- (the base layer's activity regularization, where it has one: every output, as Keras)
+    if type(self._activity_regularize) == "function" and rawget(self, "activity_regularizer") ~= nil then
+      self:_activity_regularize(result)
+    end
+    return result
   end
 
   -- One step of the cell: output, new states (an array).
@@ -424,7 +447,10 @@ return function(tf)
     local xt = tf.transpose(x, {2, 1, 3})
     local n = tf.shape(xt)[1]
     local in_ta = tf.TensorArray{dtype = x.dtype}:unstack(xt)
-    local m_ta = mask and tf.TensorArray{dtype = tf.bool}:unstack(tf.expand_dims(tf.transpose(mask, {2, 1}), -1))
+    -- the mask rides in x's dtype: a bool TensorArray read in a loop breaks
+    -- the loop's gradient (bool gradients get summed)
+    local m_ta = mask and tf.TensorArray{dtype = x.dtype}:unstack(
+      tf.stop_gradient(tf.cast(tf.expand_dims(tf.transpose(mask, {2, 1}), -1), x.dtype)))
     local osize = H.output_size(cell)
     local out_ta = tf.TensorArray{dtype = x.dtype}:unstack(
       tf.expand_dims(tf.zeros_like(xt[{{}, {}, 1}]), -1) + tf.zeros({osize}, x.dtype))
@@ -434,7 +460,7 @@ return function(tf)
       local st = {...}
       local out, ns = step(cell, in_ta:read(i), st, training)
       if m_ta then
-        local m = m_ta:read(i)
+        local m = tf.cast(m_ta:read(i), tf.bool)
         for k = 1, #ns do ns[k] = tf.where(m, ns[k], st[k]) end
         out = tf.where(m, out, zero_out and tf.zeros_like(out) or prev)
       end
@@ -679,14 +705,18 @@ return function(tf)
   function SimpleRNNCell.call(self, x, states)
     local prev = states
     if is_plain(states) then prev = states[1] end
-    local kernel = self.kernel
-    if x.dtype ~= kernel.dtype then x = tf.cast(x, kernel.dtype) end
+    -- weights read in the inputs' dtype (the compute dtype under mixed precision)
+    local function w(v)
+      if v.dtype ~= x.dtype then return tf.cast(v, x.dtype) end
+      return v
+    end
     local dp, rdp = rawget(self, "_dp_mask"), rawget(self, "_rdp_mask")
     if dp then x = x * dp end
-    local h = tf.matmul(x, kernel)
-    if self.use_bias then h = h + self.bias end
+    local h = tf.matmul(x, w(self.kernel))
+    if self.use_bias then h = h + w(self.bias) end
     if rdp then prev = prev * rdp end
-    local out = self.activation(h + tf.matmul(prev, self.recurrent_kernel))
+    if prev.dtype ~= x.dtype then prev = tf.cast(prev, x.dtype) end
+    local out = self.activation(h + tf.matmul(prev, w(self.recurrent_kernel)))
     return out, {out}
   end
 
@@ -694,7 +724,7 @@ return function(tf)
     c.units = self.units
     c.activation = H.config_value(rawget(self, "_activation_arg"))
     c.use_bias = self.use_bias
-    for k, v in pairs(rawget(self, "_given")) do c[k] = H.config_value(v) end
+    for k, v in pairs(rawget(self, "_given")) do c[k] = H.config_value(v, k) end
     c.dropout, c.recurrent_dropout, c.seed = self.dropout, self.recurrent_dropout, self.seed
     return c
   end
@@ -715,14 +745,17 @@ return function(tf)
     self.cell = SimpleRNNCell(copts)
     self.units = self.cell.units
     self:_rnn_options(opts)
-    rawset(self, "activity_regularizer", opts.activity_regularizer)
+    -- (a base layer that handles activity_regularizer has set it already)
+    if rawget(self, "activity_regularizer") == nil then rawset(self, "activity_regularizer", opts.activity_regularizer) end
   end
 
   function SimpleRNN.get_config(self)
     local c = RNN.get_config(self)
     c.cell = nil
     cell_config(self.cell, c)
-    c.activity_regularizer = H.config_value(rawget(self, "activity_regularizer"))
+    if c.activity_regularizer == nil then
+      c.activity_regularizer = H.config_value(rawget(self, "activity_regularizer"), "activity_regularizer")
+    end
     return c
   end
   SimpleRNN.from_config = function(a, b)
