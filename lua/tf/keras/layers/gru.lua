@@ -57,8 +57,7 @@ return function(tf)
   function GRUCell.call(self, x, states)
     local h = states
     if type(states) == "table" and getmetatable(states) == nil then h = states[1] end
-    local kernel = self.kernel
-    if x.dtype ~= kernel.dtype then x = tf.cast(x, kernel.dtype) end
+    local w = S.reader(x)
     local dp, rdp = rawget(self, "_dp_mask"), rawget(self, "_rdp_mask")
     if dp then x = x * dp end
     local hr = rdp and h * rdp or h
@@ -66,17 +65,17 @@ return function(tf)
     local bi, br
     if self.use_bias then
       if self.reset_after then
-        local rows = tf.unstack(self.bias, {axis = 1})
+        local rows = tf.unstack(w(self.bias), {axis = 1})
         bi, br = rows[1], rows[2]
       else
-        bi = self.bias
+        bi = w(self.bias)
       end
     end
-    local mx = tf.matmul(x, kernel)
+    local mx = tf.matmul(x, w(self.kernel))
     if bi then mx = mx + bi end
     local xz, xr, xh = table.unpack(tf.split(mx, 3, {axis = 2}))
     local ra, act = self.recurrent_activation, self.activation
-    local rk = self.recurrent_kernel
+    local rk = w(self.recurrent_kernel)
     local z, r, hh
     if self.reset_after then
       local mi = tf.matmul(hr, rk)

@@ -79,7 +79,7 @@ return function(tf)
     c.activation = H.config_value(rawget(self, "_activation_arg"))
     c.recurrent_activation = H.config_value(rawget(self, "_recurrent_activation_arg"))
     c.use_bias = self.use_bias
-    for k, v in pairs(rawget(self, "_given")) do c[k] = H.config_value(v) end
+    for k, v in pairs(rawget(self, "_given")) do c[k] = H.config_value(v, k) end
     c.dropout, c.recurrent_dropout, c.seed = self.dropout, self.recurrent_dropout, self.seed
     c.implementation = self.implementation
     return c
@@ -125,10 +125,7 @@ return function(tf)
   function S.fused_inputs(cell, x)
     local dp = rawget(cell, "_dp_mask")
     if dp then x = x * tf.expand_dims(dp, 2) end
-    local function w(v)
-      if v.dtype ~= x.dtype then return tf.cast(v, x.dtype) end
-      return v
-    end
+    local w = S.reader(x)
     return x, w(cell.kernel), w(cell.recurrent_kernel)
   end
 
@@ -141,14 +138,17 @@ return function(tf)
     self.cell = Cell(copts)
     self.units = self.cell.units
     self:_rnn_options(opts)
-    rawset(self, "activity_regularizer", opts.activity_regularizer)
+    -- (a base layer that handles activity_regularizer has set it already)
+    if rawget(self, "activity_regularizer") == nil then rawset(self, "activity_regularizer", opts.activity_regularizer) end
   end
 
   function S.layer_config(self, cell_config)
     local c = RNN.get_config(self)
     c.cell = nil
     cell_config(self.cell, c)
-    c.activity_regularizer = H.config_value(rawget(self, "activity_regularizer"))
+    if c.activity_regularizer == nil then
+      c.activity_regularizer = H.config_value(rawget(self, "activity_regularizer"), "activity_regularizer")
+    end
     return c
   end
 
@@ -159,6 +159,15 @@ return function(tf)
       local copy = {}
       for k, v in pairs(config) do copy[k] = v end
       return Class(copy)
+    end
+  end
+
+  --- A function reading a weight in x's dtype (the compute dtype under
+  -- mixed precision), as SimpleRNNCell.
+  function S.reader(x)
+    return function(v)
+      if v.dtype ~= x.dtype then return tf.cast(v, x.dtype) end
+      return v
     end
   end
 
@@ -213,13 +222,12 @@ return function(tf)
 
   function LSTMCell.call(self, x, states)
     local h, c = states[1], states[2]
-    local kernel = self.kernel
-    if x.dtype ~= kernel.dtype then x = tf.cast(x, kernel.dtype) end
+    local w = S.reader(x)
     local dp, rdp = rawget(self, "_dp_mask"), rawget(self, "_rdp_mask")
     if dp then x = x * dp end
     local hr = rdp and h * rdp or h
-    local z = tf.matmul(x, kernel) + tf.matmul(hr, self.recurrent_kernel)
-    if self.use_bias then z = z + self.bias end
+    local z = tf.matmul(x, w(self.kernel)) + tf.matmul(hr, w(self.recurrent_kernel))
+    if self.use_bias then z = z + w(self.bias) end
     local parts = tf.split(z, 4, {axis = 2})
     local ra, act = self.recurrent_activation, self.activation
     local i, f, o = ra(parts[1]), ra(parts[2]), ra(parts[4])
