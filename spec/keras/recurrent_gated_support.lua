@@ -152,6 +152,16 @@ function M.describe(kind)
       end
       local gf, lf = grads(fused)
       local gl, ll = grads(looped)
+      local function fused_nodes(l)
+        local f = tf.fn(function(v) return l(v) end)
+        local n = 0
+        for _, node in ipairs(f:get_concrete_function(x).graph:nodes()) do
+          if node.op == lname .. "_sequence" then n = n + 1 end
+        end
+        return n
+      end
+      assert.equal(0, fused_nodes(looped))
+      assert.equal(1, fused_nodes(fused))
       assert.tensor_near(ll, lf, {atol = 1e-12})
       for k = 1, 4 do assert.tensor_near(gl[k], gf[k], {atol = 1e-10}) end
     end)
