@@ -84,4 +84,18 @@ describe("examples", function()
     assert.equal(3, #losses, out)
     assert.is_true(losses[3] < losses[1], out)
   end)
+
+  it("char_rnn.lua trains Embedding -> LSTM -> Dense on the shipped text (the loss falls) and samples text", function()
+    local out, ok = run("examples/char_rnn.lua", "CHAR_RNN_EPOCHS=4 CHAR_RNN_CHARS=6000 CHAR_RNN_SAMPLE=80")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("text: gpl%-3%.txt, 6000 characters, vocabulary of %d+"), out)
+    assert.truthy(out:find("119 sequences of 50 characters", 1, true), out)
+    local losses = {}
+    for v in out:gmatch("epoch %d+: loss ([%d%.]+)") do losses[#losses + 1] = tonumber(v) end
+    assert.equal(4, #losses, out)
+    assert.is_true(losses[1] < 4.5 and losses[4] < losses[1] - 0.5, out)   -- ln(67) = 4.2 at the start
+    local sample = out:match('primed with "    "%):\n(.*)$')
+    assert.truthy(sample, out)
+    assert.equal(4 + 80, #sample:gsub("\n$", ""), out)
+  end)
 end)

@@ -67,6 +67,12 @@ LTF_INTERNAL void ltf_cpu_conv_direct_f32(ltf_ctx *ctx, const ltf_conv_geom *g, 
 LTF_INTERNAL ltf_status ltf_cpu_conv_direct_filter_f32(ltf_ctx *ctx, const ltf_conv_geom *g, const float *x,
                                                        const float *dy, float *df);
 
+/* rnn.c: the fused recurrent ops (ltf_ops/rnn.h) */
+LTF_CPU_KERNEL(ltf_cpu_rnn_lstm);
+LTF_CPU_KERNEL(ltf_cpu_rnn_lstm_grad);
+LTF_CPU_KERNEL(ltf_cpu_rnn_gru);
+LTF_CPU_KERNEL(ltf_cpu_rnn_gru_grad);
+
 /* blas.c */
 /* C = alpha * op(A) @ op(B) + beta * C, row-major, for float32 (cblas_sgemm)
 ** or float64 (cblas_dgemm); 'ta'/'tb' nonzero transpose. Buffers are lent.

@@ -21,6 +21,7 @@
 #include "ltf_ops/sort.h"
 #include "ltf_ops/strings.h"
 #include "ltf_ops/optim.h"
+#include "ltf_ops/rnn.h"
 
 #define LTF_OP_LIST(X)       \
     LTF_OPS_ELEMENTWISE(X)   \
@@ -37,7 +38,8 @@
     LTF_OPS_INDEXING(X)      \
     LTF_OPS_SORT(X)          \
     LTF_OPS_STRINGS(X)       \
-    LTF_OPS_OPTIM(X)
+    LTF_OPS_OPTIM(X)         \
+    LTF_OPS_RNN(X)
 
 #define LTF_OP_ENUM(ID, name) LTF_OP_##ID,
 enum { LTF_OP_LIST(LTF_OP_ENUM) LTF_OP_COUNT };

@@ -41,6 +41,8 @@ return function(tf)
     "tf.keras.layers.batch_normalization",
     "tf.keras.layers.layer_normalization",
     "tf.keras.layers.rnn",
+    "tf.keras.layers.lstm",
+    "tf.keras.layers.gru",
     "tf.keras.layers.wrappers",
     "tf.keras.layers.sequence",
     "tf.keras.layers.noise",
