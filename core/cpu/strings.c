@@ -1051,26 +1051,27 @@ static uint64_t siphash24(uint64_t k0, uint64_t k1, const unsigned char *s, size
 }
 #undef SIPROUND
 
-ltf_status ltf_cpu_strings_hash_bucket(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
-                                       const ltf_attrs *a, ltf_tensor **out, int nout) {
-    int64_t *o = LTF_DATA(out[0]);
-    uint64_t nb = (uint64_t)a->i[0];
-    for (int64_t i = 0; i < in[0]->numel; i++) {
-        size_t n;
-        const char *b = bytes_of(str_at(in[0], i), &n);
-        uint64_t h = a->i[1] ? siphash24((uint64_t)a->i[2], (uint64_t)a->i[3], (const unsigned char *)b, n)
-                             : ltf_fingerprint64(b, n);
-        o[i] = (int64_t)(h % nb);
-    }
-    return LTF_OK;
-}
-
 /* The key at 'i' as bytes (integers: decimal text, into 'buf'). */
 static const char *key_bytes(const ltf_tensor *t, int64_t i, char *buf, size_t *n) {
     if (t->dtype == LTF_DTYPE_STRING) return bytes_of(str_at(t, i), n);
     long long v = t->dtype == LTF_DTYPE_INT32 ? ((const int32_t *)LTF_DATA(t))[i] : ((const int64_t *)LTF_DATA(t))[i];
     *n = (size_t)snprintf(buf, 32, "%lld", v);
     return buf;
+}
+
+ltf_status ltf_cpu_strings_hash_bucket(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                       const ltf_attrs *a, ltf_tensor **out, int nout) {
+    int64_t *o = LTF_DATA(out[0]);
+    uint64_t nb = (uint64_t)a->i[0];
+    for (int64_t i = 0; i < in[0]->numel; i++) {
+        size_t n;
+        char buf[32];
+        const char *b = key_bytes(in[0], i, buf, &n);
+        uint64_t h = a->i[1] ? siphash24((uint64_t)a->i[2], (uint64_t)a->i[3], (const unsigned char *)b, n)
+                             : ltf_fingerprint64(b, n);
+        o[i] = (int64_t)(h % nb);
+    }
+    return LTF_OK;
 }
 
 static int keys_equal(const ltf_tensor *t, int64_t i, const ltf_tensor *u, int64_t j) {

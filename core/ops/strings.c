@@ -271,8 +271,10 @@ static ltf_status infer_unicode_encode(INFER_ARGS) {
 
 static ltf_status infer_hash_bucket(INFER_ARGS) {
     (void)nin; (void)maxout;
-    ltf_status st = need_string(ctx, def, "input", in[0]);
-    if (st != LTF_OK) return st;
+    if (in[0]->dtype != LTF_DTYPE_INT32 && in[0]->dtype != LTF_DTYPE_INT64) {
+        ltf_status st = need_string(ctx, def, "input", in[0]);
+        if (st != LTF_OK) return st;
+    }
     if (a->i[0] < 1)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'num_buckets' is %lld, must be >= 1", def->name,
                         (long long)a->i[0]);

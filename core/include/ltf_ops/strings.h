@@ -38,9 +38,9 @@
 **                                              and the count int32 [...].
 **   unicode_encode    code_points, lengths     int32 [..., n]; lengths int32 [...] or a scalar -1 (all n).
 **                                              i[0]: errors; i[1]: replacement. String [...].
-**   string_hash_bucket input                   i[0]: num_buckets >= 1; i[1]: 0 fast (farmhash
+**   string_hash_bucket input (string/int)      i[0]: num_buckets >= 1; i[1]: 0 fast (farmhash
 **                                              Fingerprint64), 1 strong (SipHash-2-4 keyed by i[2], i[3]).
-**                                              int64 of input's shape.
+**                                              int64 of input's shape. Integers hash their decimal text.
 **   hash_table_find   keys, values, input,     keys [K] string/int32/int64, values [K], input of keys'
 **                     default                  dtype; default: scalar of values' dtype. i[0]: 0, or the
 **                                              number of OOV buckets: a missing key gives K + Fingerprint64

@@ -37,6 +37,7 @@ return function(tf)
     "tf.keras.layers.pooling",
     "tf.keras.layers.batch_normalization",
     "tf.keras.layers.layer_normalization",
+    "tf.keras.layers.text",
     "tf.keras.model",
   }) do
     require(name)(tf)
