@@ -160,7 +160,8 @@ static int str_ngrams(lua_State *L) {
     return ltfL_runn(L, LTF_OP_STRING_NGRAMS, in, 6, &a);
 }
 
-/* strings_unicode_decode(input, errors (0..2), replacement, split, pad) -> chars, counts */
+/* strings_unicode_decode(input, errors (0..2), replacement, split, pad (a code point, or a string when split))
+** -> chars, counts */
 static int str_unicode_decode(lua_State *L) {
     lua_settop(L, 5);
     ltf_attrs a;
@@ -168,7 +169,16 @@ static int str_unicode_decode(lua_State *L) {
     a.i[0] = luaL_checkinteger(L, 2);
     a.i[1] = luaL_checkinteger(L, 3);
     a.i[2] = lua_toboolean(L, 4);
-    a.i[3] = luaL_optinteger(L, 5, 0);
+    if (a.i[2] && lua_type(L, 5) == LUA_TSTRING) {   /* split: the pad string */
+        size_t pl;
+        const char *p = lua_tolstring(L, 5, &pl);
+        if (pl >= LTF_ATTR_STR_MAX || strlen(p) != pl)
+            return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT,
+                               "unicode_split: 'pad' must have at most %d bytes and no NUL byte", LTF_ATTR_STR_MAX - 1);
+        memcpy(a.s, p, pl);
+    } else {
+        a.i[3] = luaL_optinteger(L, 5, 0);
+    }
     ltf_tensor *x = held(L, 1, -1, a.i[2] ? "unicode_split" : "unicode_decode", "input");
     return ltfL_runn(L, LTF_OP_UNICODE_DECODE, &x, 1, &a);
 }
@@ -198,7 +208,16 @@ static int str_hash_bucket(lua_State *L) {
     a.i[0] = luaL_checkinteger(L, 2);
     a.i[1] = lua_toboolean(L, 3);
     a.i[2] = luaL_optinteger(L, 4, 0);
-    a.i[3] = luaL_optinteger(L, 5, 0);
+    if (a.i[2] && lua_type(L, 5) == LUA_TSTRING) {   /* split: the pad string */
+        size_t pl;
+        const char *p = lua_tolstring(L, 5, &pl);
+        if (pl >= LTF_ATTR_STR_MAX || strlen(p) != pl)
+            return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT,
+                               "unicode_split: 'pad' must have at most %d bytes and no NUL byte", LTF_ATTR_STR_MAX - 1);
+        memcpy(a.s, p, pl);
+    } else {
+        a.i[3] = luaL_optinteger(L, 5, 0);
+    }
     ltf_tensor *x = held(L, 1, -1, a.i[1] ? "to_hash_bucket_strong" : "to_hash_bucket_fast", "input");
     return ltfL_run1(L, LTF_OP_STRING_HASH_BUCKET, &x, 1, &a);
 }

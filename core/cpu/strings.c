@@ -846,6 +846,7 @@ ltf_status ltf_cpu_strings_unicode_decode(ltf_ctx *ctx, const ltf_op_def *def, l
         for (int64_t k = 0; k < most && st == LTF_OK; k++) {
             if (split) {
                 if (k < c) st = put_str(ctx, chars, i * most + k, b + d[k].off, d[k].len);
+                else st = put_str(ctx, chars, i * most + k, a->s, strlen(a->s));
             } else {
                 ((int32_t *)LTF_DATA(chars))[i * most + k] = k < c ? d[k].cp : (int32_t)a->i[3];
             }

@@ -344,11 +344,8 @@ return function(tf)
     if pad ~= nil and (split and type(pad) ~= "string" or not split and math.type(pad) ~= "integer") then
       raise_at(2, "TypeError", "%s: 'pad' must be %s", op, split and "a string" or "an integer")
     end
-    local chars, counts = internal.strings_unicode_decode(x, e, r, split, not split and pad or 0)
-    if pad ~= nil then
-      if split and pad ~= "" then chars = tf.where(tf.sequence_mask(counts, tf.shape(chars)[-1]), chars, pad) end
-      return chars, counts
-    end
+    local chars, counts = internal.strings_unicode_decode(x, e, r, split, pad or (split and "" or 0))
+    if pad ~= nil then return chars, counts end
     if chars:is_symbolic() then
       raise_at(2, "UnimplementedError", "%s: inside tf.fn the result must be a tensor: give {pad = %s} for a padded "
                .. "tensor", op, split and '""' or "0")

@@ -34,7 +34,8 @@
 **   unicode_decode    input                    i[0]: errors (0 strict, 1 replace, 2 ignore); i[1]:
 **                                              replacement code point; i[2]: 1 = split (the characters as
 **                                              strings, their original bytes) else int32 code points;
-**                                              i[3]: the pad code point. Outputs: padded [..., max chars]
+**                                              i[3]: the pad code point (split: s, the pad string).
+**                                              Outputs: padded [..., max chars]
 **                                              and the count int32 [...].
 **   unicode_encode    code_points, lengths     int32 [..., n]; lengths int32 [...] or a scalar -1 (all n).
 **                                              i[0]: errors; i[1]: replacement. String [...].

@@ -185,7 +185,7 @@ return function(tf)
       self._keys = tf.constant(tokens, kdt)
       self._ids = tf.constant(ids, tf.int64)
     else   -- an empty vocabulary: an empty table (every input is OOV)
-      self._keys = tf.reshape(tf.constant({self.oov_token}, kdt), {1})[{{1, 0}}]
+      self._keys = tf.zeros({0}, kdt)
       self._ids = tf.zeros({0}, tf.int64)
     end
     self._idf_tensor = nil
