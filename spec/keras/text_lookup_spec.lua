@@ -71,6 +71,16 @@ describe("StringLookup", function()
     end
     assert.same({1, 2, 0}, out)
   end)
+  it("computes output shapes (for Sequential's build and summary)", function()
+    local v = {"a", "b", "c"}
+    local S = function(d) return tf.TensorShape(d) end
+    assert.same({-1, 5}, L.StringLookup{vocabulary = v}:compute_output_shape(S({-1, 5})):as_list())
+    assert.same({-1, 4}, L.StringLookup{vocabulary = v, output_mode = "multi_hot"}:compute_output_shape(S({-1, 5})):as_list())
+    assert.same({7, 4}, L.StringLookup{vocabulary = v, output_mode = "one_hot"}:compute_output_shape(S({7})):as_list())
+    assert.same({-1, 6}, L.Hashing{6, output_mode = "count"}:compute_output_shape(S({-1, 3})):as_list())
+    local model = tf.keras.Sequential{L.StringLookup{vocabulary = v, output_mode = "count"}, L.Dense{2}}
+    assert.shape({1, 2}, model(tf.constant({{"a", "q"}})))
+  end)
   it("round-trips get_config", function()
     local layer = L.StringLookup{vocabulary = {"a", "b"}, num_oov_indices = 2, mask_token = "", name = "sl"}
     local c = layer:get_config()

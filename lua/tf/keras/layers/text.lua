@@ -308,6 +308,24 @@ return function(tf)
     return self:_encode(ids, nil, self.compute_dtype or tf.float32)
   end
 
+  -- int mode: the input's shape; the encodings: (batch, depth) (a rank-1
+  -- input is a batch of single tokens).
+  local function categorical_shape(shape, mode, depth)
+    local d = shape:as_list()
+    if mode == "int" or d == nil then return mode == "int" and shape or tf.TensorShape(nil) end
+    if #d <= 1 then return tf.TensorShape({d[1] or 1, depth}) end
+    local r = {}
+    for i = 1, #d - 1 do r[i] = d[i] end
+    if mode == "one_hot" and d[#d] ~= 1 then r[#r + 1] = d[#d] end
+    r[#r + 1] = depth
+    return tf.TensorShape(r)
+  end
+
+  function IndexLookup.compute_output_shape(self, shape)
+    if self.invert or self.output_mode == "int" then return shape end
+    return categorical_shape(shape, self.output_mode, self:_depth())
+  end
+
   -- Count tokens of a list of documents: counts[token], docs[token].
   local function count_into(state, rows)
     for _, row in ipairs(rows) do
@@ -731,6 +749,10 @@ return function(tf)
     local r = h.shape:rank()
     if r == 0 then h = tf.reshape(h, {1, 1}) elseif r == 1 then h = tf.expand_dims(h, -1) end
     return IndexLookup._encode(enc, h, nil, self.compute_dtype or tf.float32)
+  end
+
+  function Hashing.compute_output_shape(self, shape)
+    return categorical_shape(shape, self.output_mode, self.num_bins)
   end
 
   function Hashing.get_config(self)
