@@ -42,6 +42,9 @@ describe("TextVectorization", function()
     assert.same({{2, 3, 1}}, keep({"The cat. the"}):totable())
     local lower = L.TextVectorization{standardize = "lower", vocabulary = {"cat.", "the"}}
     assert.same({{3, 2}}, lower({"THE cat."}):totable())
+    -- lowercasing is ASCII only, as Keras's tf.strings.lower(inputs): \u{c9} stays
+    local accents = L.TextVectorization{vocabulary = {"\u{e9}t\u{e9}"}}
+    assert.same({{1, 2}}, accents({"\u{c9}T\u{c9} \u{e9}t\u{e9}"}):totable())
     local chars = L.TextVectorization{split = "character", standardize = "strip_punctuation", vocabulary = {"a", "b"}}
     assert.same({{1, 2, 3, 1}}, chars({"A!ab\u{e9}"}):totable())
     local nosplit = L.TextVectorization{split = false, vocabulary = {"hello world"}}

@@ -561,7 +561,8 @@ return function(tf)
       end
       return r
     end
-    if std == "lower" or std == "lower_and_strip_punctuation" then x = tf.strings.lower(x, self.encoding) end
+    -- ASCII only, as Keras's tf.strings.lower(inputs)
+    if std == "lower" or std == "lower_and_strip_punctuation" then x = tf.strings.lower(x) end
     if std == "strip_punctuation" or std == "lower_and_strip_punctuation" then
       x = tf.strings.regex_replace(x, STRIP, "")
     end
