@@ -17,6 +17,17 @@ describe("StringLookup", function()
     assert.same({"a", "b", "c", "d"}, layer:get_vocabulary(false))
     assert.equal(5, layer:vocabulary_size())
   end)
+  it("reads a vocabulary file (one token per line)", function()
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write("[UNK]\nred\ngreen\n")   -- a leading special token is accepted
+    f:close()
+    local layer = L.StringLookup{vocabulary = path}
+    os.remove(path)
+    assert.same({"[UNK]", "red", "green"}, layer:get_vocabulary())
+    assert.same({2, 0, 1}, layer({"green", "blue", "red"}):totable())
+    assert.tf_error("NotFoundError", "StringLookup: cannot open vocabulary file", L.StringLookup, {vocabulary = path})
+  end)
   it("hashes OOV tokens into several OOV indices (Keras's example)", function()
     local layer = L.StringLookup{vocabulary = {"a", "b", "c", "d"}, num_oov_indices = 2}
     assert.same({{2, 4, 5}, {0, 1, 3}}, layer({{"a", "c", "d"}, {"m", "z", "b"}}):totable())
