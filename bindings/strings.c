@@ -108,7 +108,143 @@ static int str_split(lua_State *L) {
     return ltfL_runn(L, LTF_OP_STRING_SPLIT, in, 2, &a);
 }
 
+/* strings_case(input, upper, utf8) */
+static int str_case(lua_State *L) {
+    lua_settop(L, 3);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = lua_toboolean(L, 2);
+    a.i[1] = lua_toboolean(L, 3);
+    ltf_tensor *x = held(L, 1, -1, a.i[0] ? "upper" : "lower", "input");
+    return ltfL_run1(L, LTF_OP_STRING_CASE, &x, 1, &a);
+}
+
+/* strings_strip(input) */
+static int str_strip(lua_State *L) {
+    lua_settop(L, 1);
+    ltf_tensor *x = held(L, 1, -1, "strip", "input");
+    return ltfL_run1(L, LTF_OP_STRING_STRIP, &x, 1, NULL);
+}
+
+/* strings_reduce_join(input, axis (0-based, -1: all), keepdims, separator) */
+static int str_reduce_join(lua_State *L) {
+    lua_settop(L, 4);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = luaL_checkinteger(L, 2);
+    a.i[1] = lua_toboolean(L, 3);
+    ltf_tensor *in[2];
+    in[0] = held(L, 1, -1, "reduce_join", "inputs");
+    in[1] = held(L, 4, -1, "reduce_join", "separator");
+    return ltfL_run1(L, LTF_OP_REDUCE_JOIN, in, 2, &a);
+}
+
+/* strings_ngrams(data, lengths|nil, widths, separator, left_pad, right_pad, pad_width, preserve) -> grams, counts */
+static int str_ngrams(lua_State *L) {
+    lua_settop(L, 8);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = luaL_checkinteger(L, 7);
+    a.i[1] = lua_toboolean(L, 8);
+    if (lua_isnil(L, 2)) {
+        lua_pushinteger(L, -1);
+        lua_replace(L, 2);
+    }
+    ltf_tensor *in[6];
+    in[0] = held(L, 1, -1, "ngrams", "data");
+    in[1] = held(L, 2, LTF_DTYPE_INT32, "ngrams", "lengths");
+    in[2] = held(L, 3, LTF_DTYPE_INT32, "ngrams", "ngram_width");
+    in[3] = held(L, 4, -1, "ngrams", "separator");
+    in[4] = held(L, 5, -1, "ngrams", "pad_values");
+    in[5] = held(L, 6, -1, "ngrams", "pad_values");
+    return ltfL_runn(L, LTF_OP_STRING_NGRAMS, in, 6, &a);
+}
+
+/* strings_unicode_decode(input, errors (0..2), replacement, split, pad (a code point, or a string when split))
+** -> chars, counts */
+static int str_unicode_decode(lua_State *L) {
+    lua_settop(L, 5);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = luaL_checkinteger(L, 2);
+    a.i[1] = luaL_checkinteger(L, 3);
+    a.i[2] = lua_toboolean(L, 4);
+    if (a.i[2] && lua_type(L, 5) == LUA_TSTRING) {   /* split: the pad string */
+        size_t pl;
+        const char *p = lua_tolstring(L, 5, &pl);
+        if (pl >= LTF_ATTR_STR_MAX || strlen(p) != pl)
+            return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT,
+                               "unicode_split: 'pad' must have at most %d bytes and no NUL byte", LTF_ATTR_STR_MAX - 1);
+        memcpy(a.s, p, pl);
+    } else {
+        a.i[3] = luaL_optinteger(L, 5, 0);
+    }
+    ltf_tensor *x = held(L, 1, -1, a.i[2] ? "unicode_split" : "unicode_decode", "input");
+    return ltfL_runn(L, LTF_OP_UNICODE_DECODE, &x, 1, &a);
+}
+
+/* strings_unicode_encode(code_points, lengths|nil, errors, replacement) */
+static int str_unicode_encode(lua_State *L) {
+    lua_settop(L, 4);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = luaL_checkinteger(L, 3);
+    a.i[1] = luaL_checkinteger(L, 4);
+    if (lua_isnil(L, 2)) {
+        lua_pushinteger(L, -1);
+        lua_replace(L, 2);
+    }
+    ltf_tensor *in[2];
+    in[0] = held(L, 1, LTF_DTYPE_INT32, "unicode_encode", "input");
+    in[1] = held(L, 2, LTF_DTYPE_INT32, "unicode_encode", "lengths");
+    return ltfL_run1(L, LTF_OP_UNICODE_ENCODE, in, 2, &a);
+}
+
+/* strings_hash_bucket(input, num_buckets, strong, key0, key1) */
+static int str_hash_bucket(lua_State *L) {
+    lua_settop(L, 5);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = luaL_checkinteger(L, 2);
+    a.i[1] = lua_toboolean(L, 3);
+    a.i[2] = luaL_optinteger(L, 4, 0);
+    if (a.i[2] && lua_type(L, 5) == LUA_TSTRING) {   /* split: the pad string */
+        size_t pl;
+        const char *p = lua_tolstring(L, 5, &pl);
+        if (pl >= LTF_ATTR_STR_MAX || strlen(p) != pl)
+            return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT,
+                               "unicode_split: 'pad' must have at most %d bytes and no NUL byte", LTF_ATTR_STR_MAX - 1);
+        memcpy(a.s, p, pl);
+    } else {
+        a.i[3] = luaL_optinteger(L, 5, 0);
+    }
+    ltf_tensor *x = held(L, 1, -1, a.i[1] ? "to_hash_bucket_strong" : "to_hash_bucket_fast", "input");
+    return ltfL_run1(L, LTF_OP_STRING_HASH_BUCKET, &x, 1, &a);
+}
+
+/* lookup_find(keys, values, input, default, num_oov_buckets) */
+static int lookup_find(lua_State *L) {
+    lua_settop(L, 5);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = luaL_optinteger(L, 5, 0);
+    ltf_tensor *in[4];
+    in[0] = held(L, 1, -1, "lookup", "keys");
+    in[1] = held(L, 2, -1, "lookup", "values");
+    in[2] = held(L, 3, (int)ltf_tensor_dtype(in[0]), "lookup", "keys");
+    in[3] = held(L, 4, (int)ltf_tensor_dtype(in[1]), "lookup", "default_value");
+    return ltfL_run1(L, LTF_OP_HASH_TABLE_FIND, in, 4, &a);
+}
+
 static const luaL_Reg strings_internal[] = {
+    {"strings_case", str_case},
+    {"strings_strip", str_strip},
+    {"strings_reduce_join", str_reduce_join},
+    {"strings_ngrams", str_ngrams},
+    {"strings_unicode_decode", str_unicode_decode},
+    {"strings_unicode_encode", str_unicode_encode},
+    {"strings_hash_bucket", str_hash_bucket},
+    {"lookup_find", lookup_find},
     {"strings_length", str_length},
     {"strings_substr", str_substr},
     {"strings_to_number", str_to_number},

@@ -90,7 +90,10 @@ local LAZY = {
    "math.segment_max", "math.segment_mean", "math.segment_sum", "math.top_k", "nn.top_k"},
   {"tf.einsum", "einsum", "tensordot", "linalg.einsum", "linalg.tensordot"},  -- lowered to batched matmul
   {"tf.string_ops", "strings.format", "strings.length", "strings.regex_full_match", "strings.regex_replace",
-   "strings.split", "strings.substr", "strings.to_number"},
+   "strings.split", "strings.substr", "strings.to_number", "strings.lower", "strings.upper", "strings.strip",
+   "strings.reduce_join", "strings.ngrams", "strings.unicode_split", "strings.unicode_decode",
+   "strings.unicode_encode", "strings.to_hash_bucket_fast", "strings.to_hash_bucket_strong"},
+  {"tf.lookup_ops", "lookup"},     -- tf.lookup: KeyValueTensorInitializer, StaticHashTable, StaticVocabularyTable
   {"tf.image_ops", "image.ResizeMethod", "image.flip_left_right", "image.flip_up_down", "image.resize",
    "image.transform"},
   {"tf.gradient_tape", "GradientTape", "custom_gradient", "grad", "value_and_grad"},

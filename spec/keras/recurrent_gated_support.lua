@@ -206,8 +206,8 @@ function M.describe(kind)
       assert.equal(6, c.units)
       assert.equal("tanh", c.activation)
       assert.equal("hard_sigmoid", c.recurrent_activation)
-      assert.equal("glorot_uniform", c.kernel_initializer)
-      assert.equal("orthogonal", c.recurrent_initializer)
+      assert.equal("GlorotUniform", c.kernel_initializer.class_name)   -- Keras's {class_name =, config =}
+      assert.equal("Orthogonal", c.recurrent_initializer.class_name)
       assert.equal(0.25, c.dropout)
       assert.is_true(c.return_sequences)
       if is_lstm then assert.is_true(c.unit_forget_bias) else assert.is_true(c.reset_after) end

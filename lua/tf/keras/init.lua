@@ -48,6 +48,7 @@ return function(tf)
     "tf.keras.layers.noise",
     "tf.keras.layers.activity_regularization",
     "tf.keras.layers.preprocessing",
+    "tf.keras.layers.text",
     "tf.keras.model",
     "tf.keras.input_layer",
     "tf.keras.functional",
