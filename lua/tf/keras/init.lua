@@ -37,6 +37,8 @@ return function(tf)
     "tf.keras.layers.pooling",
     "tf.keras.layers.batch_normalization",
     "tf.keras.layers.layer_normalization",
+    "tf.keras.layers.einsum_dense",
+    "tf.keras.layers.attention",
     "tf.keras.model",
   }) do
     require(name)(tf)
