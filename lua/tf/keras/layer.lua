@@ -463,7 +463,12 @@ return function(tf)
   -- table of tensors); returns t.
   local function set_mask(t, m)
     if type(t) == "table" and getmetatable(t) == nil then
-      for k, v in pairs(t) do set_mask(v, type(m) == "table" and getmetatable(m) == nil and m[k] or m) end
+      local per = type(m) == "table" and getmetatable(m) == nil   -- a table of masks: entry k (nil: none)
+      for k, v in pairs(t) do
+        local mk = m
+        if per then mk = m[k] end
+        set_mask(v, mk)
+      end
       return t
     end
     if t ~= nil and (type(t) == "userdata" or type(t) == "table") then masks[t] = m end

@@ -184,8 +184,67 @@ return function(tf)
     return tf.TensorShape(d)
   end
 
+  -- The projection form "<free><bound>,<bound><out>-><free><out>" (what
+  -- MultiHeadAttention uses): one matmul over the flattened free dims, which
+  -- may be of unknown size. Returns nfree, nbound, the output dims, or nil.
+  local function projection_form(eq, kernel_dims)
+    local a, b, c = eq:gsub("%s", ""):match("^(%a+),(%a+)%->(%a+)$")
+    if not a then return nil end
+    for nfree = 1, #a - 1 do
+      local free, bound = a:sub(1, nfree), a:sub(nfree + 1)
+      if b:sub(1, #bound) == bound and c == free .. b:sub(#bound + 1) and #b > #bound then
+        local outd = {}
+        for i = #bound + 1, #b do outd[#outd + 1] = kernel_dims[i] end
+        return nfree, #bound, outd
+      end
+    end
+    return nil
+  end
+
   function ED.call(self, x)
-    local y = tf.einsum(self.equation, x, self.kernel)
+    local proj = rawget(self, "_proj")
+    if proj == nil then
+      local nfree, nbound, outd = projection_form(self.equation, self.kernel.shape:as_list())
+      proj = nfree and {nfree = nfree, nbound = nbound, outd = outd} or false
+      if proj then
+        local kd = self.kernel.shape:as_list()
+        local kin, kout = 1, 1
+        for i = 1, nbound do kin = kin * kd[i] end
+        for _, d in ipairs(outd) do kout = kout * d end
+        proj.kin, proj.kout = kin, kout
+      end
+      rawset(self, "_proj", proj)
+    end
+    local y
+    local xd = x:_dims()
+    if proj and xd and #xd == proj.nfree + proj.nbound then
+      local unknown, shape = 0, {}
+      for i = 1, proj.nfree do
+        shape[i] = xd[i]
+        if xd[i] < 0 then unknown = unknown + 1 end
+      end
+      for _, d in ipairs(proj.outd) do shape[#shape + 1] = d end
+      local kernel = self.kernel:value()
+      if unknown <= 1 then
+        -- [free.., bound..] as (-1, kin) . (kin, kout), back to [free.., out..]
+        if proj.nbound > 1 or #proj.outd > 1 then kernel = tf.reshape(kernel, {proj.kin, proj.kout}) end
+        local flat = (proj.nfree == 1 and proj.nbound == 1) and x or tf.reshape(x, {-1, proj.kin})
+        y = tf.reshape(tf.matmul(flat, kernel), shape)
+      elseif proj.nbound == 1 and #proj.outd == 1 then
+        y = tf.matmul(x, kernel)                 -- several unknown dims: no reshape can split them back
+      elseif proj.nbound == 1 and #proj.outd == 2 then
+        -- [free.., 1, 1, D] by [P, D, L] (broadcast) -> [free.., P, 1, L]
+        local kt = tf.transpose(kernel, {2, 1, 3})
+        y = tf.squeeze(tf.matmul(tf.expand_dims(tf.expand_dims(x, -2), -2), kt), {axis = -2})
+      elseif #proj.outd == 1 then
+        -- [free.., b1..bk-1, 1, bk] by [b1..bk-1, bk, E], summed over b1..bk-1 and the 1
+        y = tf.matmul(tf.expand_dims(x, -2), kernel)
+        local axes = {}
+        for i = proj.nfree + 1, #xd do axes[#axes + 1] = i end
+        y = tf.reduce_sum(y, {axis = axes})
+      end
+    end
+    if y == nil then y = tf.einsum(self.equation, x, self.kernel) end
     if self.bias then y = y + self.bias end
     return self.activation(y)
   end
