@@ -49,7 +49,7 @@ return function(tf)
   -- returning a table becomes tf.keras.<name> (unless it set that itself).
   for _, name in ipairs({
     "tf.keras.optimizers", "tf.keras.schedules", "tf.keras.losses", "tf.keras.metrics",
-    "tf.keras.callbacks", "tf.keras.datasets", "tf.keras.training",
+    "tf.keras.callbacks", "tf.keras.datasets", "tf.keras.mixed_precision", "tf.keras.training",
   }) do
     if package.searchpath(name, package.path) then
       local m = require(name)

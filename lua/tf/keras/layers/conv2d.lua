@@ -69,7 +69,7 @@ return function(tf)
   end
 
   function Conv2D.call(self, x)
-    if x.dtype ~= self.kernel.dtype then x = tf.cast(x, self.kernel.dtype) end
+    if x.dtype ~= self.compute_dtype then x = tf.cast(x, self.compute_dtype) end
     self:_check_input(x, {ndim = 4, axes = {[-1] = self.kernel.shape[3]}})
     local y = tf.nn.conv2d(x, self.kernel, self.strides, self.padding:upper(), {dilations = self.dilation_rate})
     if self.use_bias then y = y + self.bias end
