@@ -103,6 +103,17 @@ describe("tf.keras.mixed_precision", function()
       assert.equal(tf.float32, seen[2])
     end)
 
+    it("restore the autocast state when a call raises", function()
+      mp.set_global_policy("mixed_float16")
+      local Bad = L.Layer:extend("Bad")
+      function Bad:build() self.w = self:add_weight("w", {1}) end
+      function Bad:call() error("boom") end
+      local ok, err = pcall(function() return Bad()(tf.ones({1})) end)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("boom", 1, true))
+      assert.is_nil(tf.Variable.autocast.dtype)
+    end)
+
     it("keep normalization statistics in float32", function()
       mp.set_global_policy("mixed_float16")
       local bn = L.BatchNormalization{}
