@@ -146,6 +146,10 @@ describe("keras MultiHeadAttention", function()
     local ro, rs = mha_ref(w, qt, vt, kt, keep)
     assert.tensor_near(ro, o2, {atol = 1e-10})
     assert.tensor_near(rs, s2, {atol = 1e-12})
+    -- a (T, S) mask applies to every example
+    local am2 = {{true, false, true, true}, {true, true, false, true}, {false, true, true, true}}
+    local o3 = mha(q, v, k, {attention_mask = tf.constant(am2)})
+    assert.tensor_near(mha_ref(w, qt, vt, kt, function(_, t, s) return am2[t][s] end), o3, {atol = 1e-10})
     -- the output carries the query's mask; the scores none
     assert.same(qmt, K.get_mask(o2):totable())
     assert.is_nil(K.get_mask(s2))

@@ -324,6 +324,8 @@ return function(tf)
         raise("ValueError", sfmt("MultiHeadAttention: 'attention_mask' must have shape (batch, T, S) (rank %d), " ..
           "got %s", 2 * (rank - 2) + 1, dims_text(md)))
       end
+      if md and #md == 2 * (rank - 2) then attention_mask = tf.expand_dims(attention_mask, 1) end   -- (T, S): every example
+      md = attention_mask:_dims()
       if md and rank == 3 then
         local qd, vd = q:_dims(), v:_dims()
         local want = {qd[1], qd[2], vd[2]}
