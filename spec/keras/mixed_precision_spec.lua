@@ -226,6 +226,29 @@ describe("tf.keras.mixed_precision", function()
       assert.tensor_near({0.5, 1.5}, v:value())
     end)
 
+    it("saves and restores its loss scale, counter and the inner optimizer's slots", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      local v = tf.Variable(tf.constant({1.0, 2.0}))
+      local opt = mp.LossScaleOptimizer{tf.keras.optimizers.Adam{}, initial_scale = 8, dynamic_growth_steps = 5}
+      opt:apply_gradients({tf.constant({1.0, 1.0})}, {v})
+      opt:apply_gradients({tf.constant({math.huge, 1.0})}, {v})
+      opt:apply_gradients({tf.constant({1.0, 1.0})}, {v})
+      local path = tf.train.Checkpoint{optimizer = opt, v = v}:save(dir .. "/ck")
+      local v2 = tf.Variable(tf.constant({0.0, 0.0}))
+      local opt2 = mp.LossScaleOptimizer{tf.keras.optimizers.Adam{}, initial_scale = 8, dynamic_growth_steps = 5}
+      tf.train.Checkpoint{optimizer = opt2, v = v2}:restore(path)
+      assert.equal(4, opt2.loss_scale:item())
+      assert.equal(1, opt2.dynamic_counter:item())
+      assert.equal(2, opt2.iterations:item())
+      assert.tensor_near(v:value(), v2:value())
+      opt:apply_gradients({tf.constant({1.0, 1.0})}, {v})
+      opt2:apply_gradients({tf.constant({1.0, 1.0})}, {v2})
+      assert.tensor_near(opt:get_slot(v, "m"):value(), opt2:get_slot(v2, "m"):value())   -- restored slots
+      assert.tensor_near(v:value(), v2:value())
+      os.execute("rm -rf '" .. dir .. "'")
+    end)
+
     it("raises on bad arguments", function()
       local sgd = tf.keras.optimizers.SGD{}
       local e = err_of(function() return mp.LossScaleOptimizer{42} end)

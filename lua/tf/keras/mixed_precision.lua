@@ -104,6 +104,8 @@ return function(tf)
     if m then return m end
     if k == "loss_scale" then return rawget(self, "_loss_scale"):value() end
     if k == "dynamic_counter" then return rawget(self, "_counter"):value() end
+    -- the slots are the inner optimizer's (checkpoints find them under it)
+    if k == "_checkpoint_slots" then return nil end
     return rawget(self, "inner_optimizer")[k]      -- learning_rate, iterations, name, ...
   end
   function LSO.__newindex(self, k, v)
@@ -275,7 +277,7 @@ return function(tf)
   end
 
   -- the rest is the inner optimizer's
-  for _, name in ipairs({"build", "get_slot", "slot_names", "_checkpoint_slots", "get_learning_rate",
+  for _, name in ipairs({"build", "get_slot", "slot_names", "get_learning_rate",
                          "_current_lr"}) do
     LSO_METHODS[name] = function(self, ...)
       local inner = rawget(self, "inner_optimizer")
