@@ -187,6 +187,7 @@ describe("keras MultiHeadAttention", function()
     -- key defaults to value
     local m2 = L.MultiHeadAttention{num_heads = 2, key_dim = 3, dtype = "float64"}
     assert.tensor_near(m2(q, v, v), m2(q, v), {atol = 1e-12})
+    assert.tensor_near(m2(q, v, v), m2(q, v, nil, {training = false}), {atol = 1e-12})
   end)
 
   it("attends over several axes (attention_axes) as over the flattened positions", function()

@@ -254,7 +254,13 @@ return function(tf)
       end
     elseif tensorish(a) then
       value = a
-      if tensorish(b) then key, opts = b, c else opts = b end
+      if tensorish(b) then
+        key, opts = b, c
+      elseif b == nil and c ~= nil then
+        opts = c                        -- mha(query, value, nil, opts): no key
+      else
+        opts = b
+      end
     else
       opts = a
       if is_plain(opts) then value, key = opts.value, opts.key end
