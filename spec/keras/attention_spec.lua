@@ -261,6 +261,14 @@ describe("keras MultiHeadAttention", function()
     assert.tensor_near(eager, f(x), {atol = 1e-5})
     local g = tf.fn(function(t) return mha(t, t) end, {input_signature = {tf.TensorSpec({-1, -1, 8})}})
     assert.tensor_near(mha(x, x), g(x), {atol = 1e-5})
+    -- a causal mask over sequences of unknown length
+    local gc = tf.fn(function(t) return mha(t, t, {use_causal_mask = true}) end,
+                     {input_signature = {tf.TensorSpec({-1, -1, 8})}})
+    assert.tensor_near(eager, gc(x), {atol = 1e-5})
+    local att = L.Attention{}
+    local ga = tf.fn(function(t) return att({t, t}, {use_causal_mask = true}) end,
+                     {input_signature = {tf.TensorSpec({-1, -1, 8})}})
+    assert.tensor_near(att({x, x}, {use_causal_mask = true}), ga(x), {atol = 1e-5})
     local _, s = table.unpack(mha(x, x, {training = true, return_attention_scores = true}))
     -- returned scores are before dropout: rows still sum to 1
     assert.tensor_near(tf.ones({3, 2, 5}), tf.reduce_sum(s, {axis = -1}), {atol = 1e-5})

@@ -50,10 +50,20 @@ return function(tf)
     return tf.greater_equal(rows, cols)
   end
 
-  local function dim_or_shape(x, i)
-    local d = x:_dims()
-    if d and d[i] and d[i] >= 0 then return d[i] end
-    return tf.shape(x)[i]
+  -- The causal mask [T, S] of queries `q` (sequence axis aq) over values
+  -- `v` (axis av); sizes unknown while tracing come from the tensors.
+  local function causal_mask_of(q, v, aq, av)
+    local qd, vd = q:_dims(), v:_dims()
+    local T, S = qd[aq], vd[av]
+    if T >= 0 and S >= 0 then return causal_mask(T, S) end
+    local function ones_along(x, ax, n)          -- ones of x's size along ax, as [n] after reshape
+      local begin, size = {}, {}
+      for i = 1, n do begin[i] = 1; size[i] = i == ax and -1 or 1 end
+      return tf.ones_like(tf.slice(x, begin, size))
+    end
+    local rows = tf.reshape(ones_along(q, aq, #qd), {-1, 1})
+    local cols = tf.reshape(ones_along(v, av, #vd), {1, -1})
+    return tf.cast(tf.linalg.band_part(rows * cols, -1, 0), tf.bool)
   end
 
   local function band_and(a, b)
@@ -321,7 +331,7 @@ return function(tf)
       if rank ~= 3 then
         raise("UnimplementedError", "MultiHeadAttention: use_causal_mask needs inputs of rank 3 (batch, T, dim)")
       end
-      auto = band_and(auto, tf.expand_dims(causal_mask(dim_or_shape(q, 2), dim_or_shape(v, 2)), 1))
+      auto = band_and(auto, tf.expand_dims(causal_mask_of(q, v, 2, 2), 1))
     end
     if attention_mask ~= nil then
       attention_mask = as_bool(attention_mask)
@@ -473,7 +483,7 @@ return function(tf)
     local smask
     if vm ~= nil then smask = tf.expand_dims(as_bool(vm), -2) end      -- [B, 1, Tv]
     if opts.use_causal_mask then
-      smask = band_and(smask, causal_mask(dim_or_shape(q, -2 + #q:_dims() + 1), dim_or_shape(v, #v:_dims() - 1)))
+      smask = band_and(smask, causal_mask_of(q, v, #q:_dims() - 1, #v:_dims() - 1))
     end
     if smask ~= nil then
       local big = scores.dtype == tf.float16 and 65504.0 or 1e9
