@@ -265,6 +265,12 @@ describe("keras MultiHeadAttention", function()
     local gc = tf.fn(function(t) return mha(t, t, {use_causal_mask = true}) end,
                      {input_signature = {tf.TensorSpec({-1, -1, 8})}})
     assert.tensor_near(eager, gc(x), {atol = 1e-5})
+    -- query and value masks of unknown size
+    local qm = tf.constant({{true, true, false, true, true}, {true, true, true, true, true},
+                            {true, false, true, true, true}})
+    local gm = tf.fn(function(t, m) return mha(t, t, {query_mask = m, value_mask = m}) end,
+                     {input_signature = {tf.TensorSpec({-1, -1, 8}), tf.TensorSpec({-1, -1}, tf.bool)}})
+    assert.tensor_near(mha(x, x, {query_mask = qm, value_mask = qm}), gm(x, qm), {atol = 1e-5})
     local att = L.Attention{}
     local ga = tf.fn(function(t) return att({t, t}, {use_causal_mask = true}) end,
                      {input_signature = {tf.TensorSpec({-1, -1, 8})}})

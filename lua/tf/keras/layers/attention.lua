@@ -311,18 +311,8 @@ return function(tf)
     local rank = self._rank
     local auto
     local function expand(m, where)   -- [batch, T..] -> [batch, T.., 1..] or [batch, 1.., S..]
-      local n = rank - 2
-      local d = tf.shape(m)
-      local parts = {}
-      if where == "q" then
-        parts[1] = d
-        for _ = 1, n do parts[#parts + 1] = tf.constant({1}, tf.int32) end
-      else
-        parts[1] = tf.slice(d, {1}, {1})
-        for _ = 1, n do parts[#parts + 1] = tf.constant({1}, tf.int32) end
-        parts[#parts + 1] = tf.slice(d, {2}, {-1})
-      end
-      return tf.reshape(m, tf.concat(parts, 1))
+      for _ = 1, rank - 2 do m = tf.expand_dims(m, where == "q" and -1 or 2) end
+      return m
     end
     if qm ~= nil then auto = expand(as_bool(qm), "q") end
     if vm ~= nil then auto = band_and(auto, expand(as_bool(vm), "v")) end
