@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu.h"
+#include "vexp.h"
 #include "../half.h"
 #include "../shape.h"
 #include "../storage.h"
@@ -381,35 +382,13 @@ static const bin_loop bin_table[LTF_BIN_COUNT][LTF_DTYPE_COUNT] = {  /* ORDER EW
 /* }==== */
 
 
-/* {==== Vectorizable float32 exp/tanh/sigmoid (Cephes-style polynomials,
-** about 1 ulp): no calls or branches in the loop body, so the compiler
-** vectorizes them, unlike libm's expf/tanhf. */
-static inline float vexpf(float x) {
-    /* minss/maxss forms: vectorizable. Up to the largest float whose exp
-    ** rounds to a finite value (88.7228317); from 88.7228394 on, 2^128 p
-    ** overflows to inf by itself. */
-    float c = x < 88.72283935546875f ? x : 88.72283935546875f;
-    c = c > -104.0f ? c : -104.0f;
-    float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;   /* round(c / ln 2) */
-    float r = c - n * 0.693359375f + n * 2.12194440e-4f;                  /* c - n ln 2, two parts */
-    float p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-                4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t ni = (int32_t)n, n1 = ni >> 1, n2 = ni - n1;   /* 2^n in two factors: denormal results */
-    int32_t b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    float y = p * s1 * s2;
-    y = x > 88.72283935546875f ? INFINITY : y;
-    y = x < -103.97208f ? 0.0f : y;
-    return x != x ? x : y;
-}
-
+/* {==== Vectorizable float32 tanh/sigmoid over ltf_cpu_vexpf (vexp.h;
+** Cephes-style polynomials, about 1 ulp): no calls or branches in the loop
+** body, so the compiler vectorizes them, unlike libm's tanhf. */
 static inline float vtanhf(float x) {
     float ax = fabsf(x);
     /* the clamp keeps NaN (the comparison is false), so NaN flows through exp */
-    float e = vexpf(2.0f * (ax > 20.0f ? 20.0f : ax));
+    float e = ltf_cpu_vexpf(2.0f * (ax > 20.0f ? 20.0f : ax));
     float big = 1.0f - 2.0f / (e + 1.0f);
     float z = x * x;
     /* x (1 + z p(z)), not x + x z p(z): -0.0 stays -0.0 (same accuracy) */
@@ -420,7 +399,7 @@ static inline float vtanhf(float x) {
 }
 
 static inline float vsigmoidf(float x) {
-    float e = vexpf(-fabsf(x));             /* in (0, 1]: no overflow */
+    float e = ltf_cpu_vexpf(-fabsf(x));             /* in (0, 1]: no overflow */
     float pos = 1.0f / (1.0f + e);
     float r = x >= 0 ? pos : e * pos;
     return x != x ? x : r;
@@ -478,7 +457,7 @@ FLOAT_UNARIES(float, f32, FN_F32, sigmoidf_, softplusf_, roundf_)
         float *restrict O = po;                                           \
         for (int64_t i = 0; i < n; i++) { float x = A[i]; O[i] = (EXPR); } \
     }
-UN_LOOP_WIDE(vexp_f32, vexpf(x))
+UN_LOOP_WIDE(vexp_f32, ltf_cpu_vexpf(x))
 UN_LOOP_WIDE(vtanh_f32, vtanhf(x))
 UN_LOOP_WIDE(vsigmoid_f32, vsigmoidf(x))
 FLOAT_UNARIES(double, f64, FN_F64, sigmoid_, softplus_, round_)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu.h"
+#include "vexp.h"
 
 /* {==== Lines along an axis: line l covers x[o, :, i] with o = l / inner, i = l % inner */
 typedef struct line_job {
@@ -62,8 +63,58 @@ static int64_t line_grain(int64_t len) {
             }                                                                  \
         }                                                                      \
     }
-SOFTMAX_LINES(softmax_f32, float, expf, logf)
+SOFTMAX_LINES(softmax_strided_f32, float, expf, logf)
 SOFTMAX_LINES(softmax_f64, double, exp, log)
+
+/* float32 lines along the last axis (attention scores, logits): exp by
+** ltf_cpu_vexpf and sums in 8 partial lanes, so the loops vectorize; the
+** same maximum-subtracted form as SOFTMAX_LINES. */
+LTF_WIDE_CLONES static void softmax_last_f32(void *arg, int64_t begin, int64_t end) {
+    const line_job *j = arg;
+    int64_t len = j->len;
+    for (int64_t l = begin; l < end; l++) {
+        const float *x = (const float *)j->x + l * len;
+        float *y = (float *)j->y + l * len;
+        float mx = x[0];
+        int64_t q = 0;
+        if (len >= 8) {                 /* 8 running maxima: a vector max */
+            float m8[8];
+            for (int k = 0; k < 8; k++) m8[k] = x[k];
+            for (q = 8; q + 8 <= len; q += 8)
+                for (int k = 0; k < 8; k++) m8[k] = x[q + k] > m8[k] ? x[q + k] : m8[k];
+            for (int k = 0; k < 8; k++) mx = m8[k] > mx ? m8[k] : mx;
+        }
+        for (; q < len; q++) mx = x[q] > mx ? x[q] : mx;
+        float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        q = 0;
+        for (; q + 8 <= len; q += 8)
+            for (int k = 0; k < 8; k++) {
+                float e = ltf_cpu_vexpf(x[q + k] - mx);
+                y[q + k] = e;               /* log_softmax: scratch, overwritten below */
+                part[k] += e;
+            }
+        double sum = 0;
+        for (; q < len; q++) {
+            float e = ltf_cpu_vexpf(x[q] - mx);
+            y[q] = e;
+            sum += e;
+        }
+        for (int k = 0; k < 8; k++) sum += part[k];
+        if (j->log) {
+            float sub = mx + (float)log(sum);
+            for (q = 0; q < len; q++) y[q] = x[q] - sub;
+        } else {
+            float inv = (float)(1.0 / sum);
+            for (q = 0; q < len; q++) y[q] *= inv;
+        }
+    }
+}
+
+static void softmax_f32(void *arg, int64_t begin, int64_t end) {
+    const line_job *j = arg;
+    if (j->inner == 1) softmax_last_f32(arg, begin, end);
+    else softmax_strided_f32(arg, begin, end);
+}
 
 /* loss = sum_q labels_q * (log(sum exp(x - max)) - (x_q - max)) */
 #define XENT_LINES(NAME, T, EXP)                                               \

@@ -15,9 +15,17 @@ return function(tf)
   -- tf.custom_gradient logs the variables a function reads.
   local creation_hooks, read_logs = {}, {}
 
+  -- Mixed precision (Keras's AutoCastVariable): variables registered in
+  -- autocast.vars read as autocast.dtype while it is set (the Keras layer
+  -- base sets it to the layer's compute dtype during the layer's call).
+  local autocast = {dtype = nil, vars = setmetatable({}, {__mode = "k"}), count = 0}
+
   local function read(v)
     for i = 1, #read_logs do read_logs[i][v] = true end
-    return core.variable_read(v._handle)
+    local t = core.variable_read(v._handle)
+    local dt = autocast.dtype
+    if dt ~= nil and autocast.vars[v] and t.dtype ~= dt then t = tf.cast(t, dt) end
+    return t
   end
   Variable.__tf_tensor = read
 
@@ -141,7 +149,7 @@ return function(tf)
   Variable.__concat = function(a, b) return val(a) .. val(b) end
 
   tf.Variable = setmetatable({mt = Variable, methods = methods,
-                              creation_hooks = creation_hooks, read_logs = read_logs},
+                              creation_hooks = creation_hooks, read_logs = read_logs, autocast = autocast},
                              {__call = function(_, init, opts) return new(init, opts) end})
 
   --- True for a tf.Variable.

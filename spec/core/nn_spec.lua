@@ -134,6 +134,22 @@ describe("tf.nn.softmax", function()
     local y = tf.nn.softmax(tf.constant({1000.0, 1001.0, 1002.0}))
     assert.tensor_near(ref_softmax_rows({{0.0, 1.0, 2.0}})[1], y, {atol = 1e-7})
   end)
+  it("float32 lines along the last axis (the vectorized path) match float64, every length, with tails", function()
+    for _, len in ipairs({1, 2, 7, 8, 9, 15, 16, 17, 64, 100}) do
+      local rows = nest(random_flat({3, len}, 40 + len, 20), {3, len})
+      rows[2][len] = rows[2][len] + 500           -- the maximum last: past the 8-lane blocks
+      rows[3][1] = -math.huge                     -- no weight
+      local want = tf.nn.softmax(tf.constant(rows, tf.float64))
+      assert.tensor_near(want, tf.nn.softmax(tf.constant(rows, tf.float32)), {atol = 1e-7, rtol = 2e-6})
+      local lwant = tf.nn.log_softmax(tf.constant(rows, tf.float64))
+      local lgot = tf.nn.log_softmax(tf.constant(rows, tf.float32))
+      assert.tensor_near(lwant, lgot, {atol = 2e-5, rtol = 2e-6})
+      if len > 1 then assert.equal(0, tf.nn.softmax(tf.constant(rows, tf.float32))[3][1]:item()) end
+    end
+    -- NaN flows through
+    local y = tf.nn.softmax(tf.constant({{0 / 0, 1, 2, 3, 4, 5, 6, 7, 8}})):totable()[1]
+    for _, v in ipairs(y) do assert.is_true(v ~= v) end
+  end)
   it("works along the first axis with axis = 1 (1-based)", function()
     local y = tf.nn.softmax(tf.constant({{1.0, 5.0}, {3.0, 5.0}}, tf.float64), {axis = 1})
     local col = ref_softmax_rows({{1.0, 3.0}})[1]

@@ -122,7 +122,12 @@ return function(tf)
     rawset(self, "_weights", {})        -- add_weight's: {name =, var =}, in creation order
     rawset(self, "built", false)
     rawset(self, "trainable", true)
-    rawset(self, "_dtype", tf.float32)
+    -- dtypes from the global policy (tf.keras.mixed_precision): variables
+    -- in _dtype, computations in _compute_dtype
+    local pol = keras._policy
+    rawset(self, "_dtype", pol and pol.variable or tf.float32)
+    rawset(self, "_compute_dtype", pol and pol.compute or tf.float32)
+    if pol then rawset(self, "_policy", pol.policy) end
     rawset(self, "name", unique_name(snake(cls._class_name)))
     -- the constructor's keywords, for tf.keras.layers.serialize of a class
     -- without a get_config of its own (lua/tf/keras/functional.lua)
@@ -172,7 +177,21 @@ return function(tf)
     end
     if opts.name ~= nil then rawset(self, "name", tostring(opts.name)) end
     if opts.trainable ~= nil then rawset(self, "trainable", opts.trainable and true or false) end
-    if opts.dtype ~= nil then rawset(self, "_dtype", tf.dtypes.as_dtype(opts.dtype)) end
+    if opts.dtype ~= nil then
+      local mp = keras.mixed_precision
+      local d = opts.dtype
+      if mp and (mp._is_policy(d) or (type(d) == "string" and d:find("^mixed_"))) then
+        if not mp._is_policy(d) then d = mp.Policy(d) end
+        rawset(self, "_dtype", tf.dtypes.as_dtype(d.variable_dtype))
+        rawset(self, "_compute_dtype", tf.dtypes.as_dtype(d.compute_dtype))
+        rawset(self, "_policy", d)
+      else
+        local dt = tf.dtypes.as_dtype(d)
+        rawset(self, "_dtype", dt)
+        rawset(self, "_compute_dtype", dt)
+        rawset(self, "_policy", nil)
+      end
+    end
     local bis = opts.batch_input_shape
     if bis == nil and opts.input_shape ~= nil then
       bis = {opts.batch_size or -1}
@@ -226,6 +245,14 @@ return function(tf)
     local reg = opts.regularizer ~= nil and keras.regularizers.get(opts.regularizer) or nil
     if opts.constraint ~= nil then rawset(var, "constraint", keras.constraints.get(opts.constraint)) end
     w[#w + 1] = {name = name, var = var, regularizer = reg}
+    -- mixed precision: a variable in the variable dtype reads as the compute
+    -- dtype inside the calls of layers (Keras's AutoCastVariable)
+    local cdt = rawget(self, "_compute_dtype")
+    if dtype.is_floating and cdt ~= dtype and dtype == rawget(self, "_dtype") then
+      local ac = tf.Variable.autocast
+      ac.vars[var] = true
+      ac.count = ac.count + 1
+    end
     -- a restore can be pending only once tf.train (lazily loaded) is
     if rawget(tf, "train") and tf.train._restore_on_create then tf.train._restore_on_create(self, name, var) end
     return var
@@ -342,6 +369,15 @@ return function(tf)
   PROPS.non_trainable_weights = PROPS.non_trainable_variables
   PROPS.weights = PROPS.variables
   PROPS.dtype = function(self) return rawget(self, "_dtype") end
+  PROPS.variable_dtype = PROPS.dtype
+  PROPS.compute_dtype = function(self) return rawget(self, "_compute_dtype") or rawget(self, "_dtype") end
+  --- layer.dtype_policy: the tf.keras.mixed_precision.Policy (once that module is loaded)
+  PROPS.dtype_policy = function(self)
+    local p = rawget(self, "_policy")
+    if p then return p end
+    local mp = keras.mixed_precision
+    return mp and mp.Policy(rawget(self, "_dtype").name) or nil
+  end
 
   --- The number of scalars in the layer's variables.
   function Layer.count_params(self)
@@ -386,7 +422,8 @@ return function(tf)
     if is_variable(x) then x = x:value() end
     if tf.is_tensor(x) then
       local dt = x.dtype
-      if dt.is_floating and dt ~= self._dtype then x = tf.cast(x, self._dtype) end
+      local cdt = self.compute_dtype
+      if dt.is_floating and dt ~= cdt then x = tf.cast(x, cdt) end
       return x
     end
     if type(x) == "table" and getmetatable(x) ~= nil then
@@ -407,7 +444,7 @@ return function(tf)
     end
     if type(x) == "number" or type(x) == "table" then
       local t = tf.constant(x)
-      if t.dtype.is_floating and t.dtype ~= self._dtype then t = tf.cast(t, self._dtype) end
+      if t.dtype.is_floating and t.dtype ~= self.compute_dtype then t = tf.cast(t, self.compute_dtype) end
       return t
     end
     return x
@@ -594,6 +631,16 @@ return function(tf)
   end
   -- }====
 
+  local function run_call(self, call, inputs, opts)
+    if type(call) ~= "function" and type(call) == "table" and call._names and not call._vararg and #call._names < 3 then
+      -- a tf.fn-decorated call(self, inputs): tf.fn binds its arguments
+      -- strictly, so the options go only to a call that takes them (as
+      -- Keras passes `training` only to a call whose signature has it)
+      return call(self, inputs)
+    end
+    return call(self, inputs, opts)
+  end
+
   --- layer(inputs [, {training = bool, mask = tensor}])
   function Layer.__call_layer(self, inputs, opts)
     local K = tf.core.internal.keras
@@ -632,13 +679,23 @@ return function(tf)
     end
     local out
     rawset(self, "_activity_done", false)
-    if type(call) ~= "function" and type(call) == "table" and call._names and not call._vararg and #call._names < 3 then
-      -- a tf.fn-decorated call(self, inputs): tf.fn binds its arguments
-      -- strictly, so the options go only to a call that takes them (as
-      -- Keras passes `training` only to a call whose signature has it)
-      out = call(self, inputs)
+    local ac = tf.Variable.autocast
+    local prev = ac.dtype
+    local want
+    if ac.count > 0 then
+      -- mixed precision: autocast variables read as this layer's compute dtype
+      -- in its call (none for a layer that sets _autocast_variables = false)
+      want = self._autocast_variables ~= false and self.compute_dtype or nil
+      if want and not want.is_floating then want = nil end
+    end
+    if want ~= prev then
+      ac.dtype = want
+      local ok, res = pcall(run_call, self, call, inputs, opts)
+      ac.dtype = prev
+      if not ok then error(res, 0) end
+      out = res
     else
-      out = call(self, inputs, opts)
+      out = run_call(self, call, inputs, opts)
     end
     if rawget(self, "activity_regularizer") ~= nil and not rawget(self, "_activity_done") then
       self:_activity_regularize(out)
@@ -744,7 +801,10 @@ return function(tf)
   -- an equal, unbuilt layer. The base has name, trainable and dtype; a
   -- subclass adds its own (`local c = Parent.get_config(self); c.units = ...`).
   function Layer.get_config(self)
-    local c = {name = self.name, trainable = self.trainable, dtype = rawget(self, "_dtype").name}
+    local p = rawget(self, "_policy")
+    local dtype = rawget(self, "_dtype").name
+    if p and rawget(self, "_compute_dtype") ~= rawget(self, "_dtype") then dtype = p.name end
+    local c = {name = self.name, trainable = self.trainable, dtype = dtype}
     local ar = rawget(self, "activity_regularizer")
     if ar ~= nil then c.activity_regularizer = keras.regularizers.serialize(ar) end
     return c

@@ -82,6 +82,8 @@ return function(tf)
     if opts.loss == nil then raise("ValueError", "compile: 'loss' must be given", 2) end
     local st = {}
     st.optimizer = keras.optimizers.get(opts.optimizer or "rmsprop")
+    -- a mixed_float16 model trains with loss scaling (Keras wraps the optimizer)
+    if keras.mixed_precision then st.optimizer = keras.mixed_precision._maybe_wrap(model, st.optimizer) end
     st.metrics = {}
     if not T._multi_output(model, opts) then
       st.loss = keras.losses.get(opts.loss)
@@ -507,7 +509,8 @@ return function(tf)
     if st.train_fn then return st.train_fn end
     local function step(x, y, bs)
       local tape = tf.GradientTape()
-      local pred, parts
+      local pred, parts, scaled
+      local opt = st.optimizer
       local loss = tape:record(function()
         pred = model(x, {training = true})
         local l
@@ -516,10 +519,13 @@ return function(tf)
         if type(extra) == "table" then
           for _, e in ipairs(extra) do l = l + (e.dtype == l.dtype and e or tf.cast(e, l.dtype)) end
         end
+        -- a LossScaleOptimizer differentiates the scaled loss
+        if opt.get_scaled_loss then scaled = opt:get_scaled_loss(l) end
         return l
       end)
       local vars = model.trainable_variables
-      local grads = tape:gradient(loss, vars)
+      local grads = tape:gradient(scaled or loss, vars)
+      if scaled then grads = opt:get_unscaled_gradients(grads) end
       st.optimizer:apply_gradients(grads, vars)
       st.loss_tracker:update_state(loss, bs)
       update_metrics(st, y, pred, parts, bs)

@@ -70,8 +70,14 @@ return function(tf)
     return tf.reshape(v, s)
   end
 
+  -- mixed precision: statistics and variables stay in the variable dtype
+  -- (float32); a float16 input is normalized in float32, cast back (Keras)
+  BN._autocast_variables = false
+
   function BN.call(self, x, opts)
     self:_check_input(x, {ndim = self._rank, axes = {[self._axis] = self._size}})
+    local in_dtype = x.dtype
+    if in_dtype ~= self.variable_dtype and in_dtype.is_floating then x = tf.cast(x, self.variable_dtype) end
     local training = opts and opts.training and self.trainable
     local mean, var
     if training then
@@ -92,6 +98,7 @@ return function(tf)
     if self.scale then inv = inv * bshape(self, self.gamma:value()) end
     local y = (x - mean) * inv
     if self.center then y = y + bshape(self, self.beta:value()) end
+    if y.dtype ~= in_dtype then y = tf.cast(y, in_dtype) end
     return y
   end
 

@@ -55,7 +55,7 @@ return function(tf)
   end
 
   function Dense.call(self, x)
-    if x.dtype ~= self.kernel.dtype then x = tf.cast(x, self.kernel.dtype) end
+    if x.dtype ~= self.compute_dtype then x = tf.cast(x, self.compute_dtype) end
     local in_dim = self.kernel.shape[1]
     self:_check_input(x, {min_ndim = 2, axes = {[-1] = in_dim}})
     local dims = x:_dims()

@@ -57,13 +57,19 @@ return function(tf)
     end
   end
 
+  -- mixed precision: normalized in the variable dtype (float32), cast back (Keras)
+  LN._autocast_variables = false
+
   function LN.call(self, x)
     self:_check_input(x, {ndim = self._rank})
+    local in_dtype = x.dtype
+    if in_dtype ~= self.variable_dtype and in_dtype.is_floating then x = tf.cast(x, self.variable_dtype) end
     local mean = tf.reduce_mean(x, {axis = self._axes, keepdims = true})
     local var = tf.reduce_mean(tf.square(x - mean), {axis = self._axes, keepdims = true})
     local y = (x - mean) * tf.math.rsqrt(var + self.epsilon)
     if self.scale then y = y * tf.reshape(self.gamma:value(), self._bshape) end
     if self.center then y = y + tf.reshape(self.beta:value(), self._bshape) end
+    if y.dtype ~= in_dtype then y = tf.cast(y, in_dtype) end
     return y
   end
 
