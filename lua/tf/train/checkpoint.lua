@@ -987,4 +987,7 @@ return function(tf)
   -- for tests and tools
   private.walk = walk
   -- }====
+
+  -- tf.train.Example & co. (lua/tf/train/example.lua)
+  require("tf.train.example")(tf)
 end
