@@ -98,7 +98,12 @@ return function(tf)
     if spec ~= nil and type(spec) ~= "table" then raise("TypeError", "Features: expected {feature = {name = Feature}}, got %s", type(spec)) end
     spec = spec or {}
     local src = spec.feature
-    if src == nil or getmetatable(src) == Feature then src = spec end
+    -- {feature = {name = ...}} is the map; a feature itself named "feature"
+    -- ({feature = {int64_list = ...}}, or other names beside it) is the Lua form
+    if src == nil or getmetatable(src) == Feature or type(src) ~= "table" or src.bytes_list ~= nil
+       or src.float_list ~= nil or src.int64_list ~= nil or next(spec, next(spec)) ~= nil then
+      src = spec
+    end
     local fs = {}
     for k, v in pairs(src) do
       if type(k) ~= "string" then raise("TypeError", "Features: feature names must be strings, got %s", type(k)) end
