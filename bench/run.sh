@@ -54,6 +54,8 @@ echo "== linalg: 512x512 Cholesky and SVD beside NumPy (bench/linalg.sh)" >&2
 bash bench/linalg.sh
 echo "== sorting and contractions (bench/sort_contraction.sh)" >&2
 bash bench/sort_contraction.sh
+echo "== TFRecordDataset beside cat (bench/tfrecord.sh)" >&2
+bash bench/tfrecord.sh
 echo "== recurrent: LSTM layer and char-rnn beside PyTorch (bench/rnn.sh)" >&2
 bash bench/rnn.sh
 echo "== MultiHeadAttention forward + backward beside PyTorch (bench/attention.sh)" >&2
