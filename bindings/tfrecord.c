@@ -1,8 +1,9 @@
 /*
 ** tfrecord.c: Lua bindings of TFRecord files (core/tfrecord.c). The writer is
 ** a thin box. The reader runs on a worker thread of its own (its own
-** context): it reads, checks and copies records into chunks of strings, up
-** to QDEPTH chunks ahead; the Lua thread takes them as scalar string tensors
+** context): it reads, checks and copies records into chunks of strings (at
+** most CHUNK_RECORDS records or about CHUNK_BYTES each), up to QDEPTH chunks
+** ahead (about 4 MB per open file); the Lua thread takes them as scalar string tensors
 ** (tfrecord_next) or whole 1-D string tensors (tfrecord_next_batch, what
 ** TFRecordDataset:batch uses). lua/tf/io_tfrecord.lua and
 ** lua/tf/data/tfrecord.lua build the API.
@@ -14,9 +15,9 @@
 
 #define LTFL_TFW "tf.TFRecordWriterHandle"
 #define LTFL_TFR "tf.TFRecordReaderHandle"
-#define QDEPTH 8
+#define QDEPTH 4
 #define CHUNK_RECORDS 512
-#define CHUNK_BYTES (4u << 20)
+#define CHUNK_BYTES (1u << 20)
 
 /* {==== writer */
 typedef struct tfw_box { ltf_tfrecord_writer *w; } tfw_box;
