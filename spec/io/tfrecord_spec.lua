@@ -100,6 +100,15 @@ describe("TFRecord round trips", function()
     assert.same({"x", "yy", ex:SerializeToString()}, read(p))
   end)
 
+  it("TensorFlow's positional options and a tiny buffer_size (the buffer grows to the record)", function()
+    local p = path("pos.tfrecord")
+    write(p, {"x", string.rep("y", 5000), ""}, "ZLIB")
+    local got = {}
+    for x in tf.data.TFRecordDataset(p, "ZLIB", 64, 1):iter() do got[#got + 1] = x:item() end
+    assert.same({"x", string.rep("y", 5000), ""}, got)
+    assert.same({"x", string.rep("y", 5000), ""}, read(p, {compression_type = "ZLIB", buffer_size = 1}))
+  end)
+
   it("a closed writer refuses writes; a missing file is NotFoundError", function()
     local w = tf.io.TFRecordWriter(path("closed.tfrecord"))
     w:close()
