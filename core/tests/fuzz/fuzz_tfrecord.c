@@ -4,8 +4,9 @@
 ** option; the rest is the file. Every record handed out must lie inside the
 ** bytes read and carry a matching masked CRC; the reader must end with OK
 ** (end of data) or a failure with a message, never a crash, leak or an
-** allocation past twice the input. Records re-written by the writer to a
-** temporary file read back identical (the framing round trip).
+** allocation past twice the input. For one input in 64 the records are
+** re-written by the writer to a temporary file and read back (the framing
+** round trip).
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,8 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ltf_ctx_release(ctx);
         return 0;
     }
+    /* the rewrite round trip costs file system calls: one input in 64 */
+    static unsigned calls;
     char path[] = "/tmp/fuzz_tfrecord_XXXXXX";
-    int fd = mkstemp(path);
+    int fd = (calls++ % 64 == 0) ? mkstemp(path) : -1;
     ltf_tfrecord_writer *w = NULL;
     if (fd >= 0) {
         close(fd);
