@@ -99,7 +99,9 @@ LTF_CPU_KERNEL(ltf_cpu_parse_example_feature) {
     int kind = (int)a->i[0], allow_missing = (int)a->i[2];
     ltf_dtype dt = (ltf_dtype)a->i[1];
     int64_t B = x->numel, per = 1;
-    for (int d = 0; d < a->nints; d++) per *= a->ints[d];
+    for (int d = 0; d < a->nints; d++)
+        if (a->ints[d] < 0 || __builtin_mul_overflow(per, a->ints[d], &per))
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "parse_example: the feature's shape is too large");
     const char *kname = kind == 0 ? "FixedLenFeature" : kind == 1 ? "VarLenFeature" : "FixedLenSequenceFeature";
     ltf_status st = LTF_OK;
     if (kind == 0 && dflt->numel != 0 && dflt->numel != 1 && dflt->numel != per)
