@@ -1,0 +1,266 @@
+/*
+** csv.c: Lua bindings of the file readers of tf.data's file datasets and of
+** CSV (core/csv.c): tf.core.internal.
+**   decode_csv(records, select_cols, delim, use_quote, na_value, defaults...)
+**       -> one tensor per column (the decode_csv op, ltf_ops/csv.h)
+**   csv_read(path, compression, delim, use_quote, na_value, header, select_cols, defaults...)
+**       -> one vector per column (the whole file, ltf_csv_parse)
+**   read_lines(path, compression) -> string vector of the file's lines (LF or
+**       CRLF removed; a last line without LF counts)
+**   read_fixed(path, record_bytes, header_bytes, footer_bytes, compression)
+**       -> string vector of the records
+**   read_bytes(path, compression) -> the (decompressed) file as a Lua string
+** compression: "" (none), "GZIP" or "ZLIB" (zlib's inflate, which detects
+** either header; concatenated gzip members are read in turn).
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "ltfL.h"
+#include "ltf_data.h"
+
+#define CSV_BUFFER "tf.data.filebuffer"
+
+typedef struct fbuf {
+    unsigned char *p;
+    size_t n, cap;
+} fbuf;
+
+static int fbuf_gc(lua_State *L) {
+    fbuf *b = lua_touserdata(L, 1);
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+    return 0;
+}
+
+static fbuf *new_fbuf(lua_State *L) {
+    fbuf *b = lua_newuserdatauv(L, sizeof *b, 0);
+    memset(b, 0, sizeof *b);
+    if (luaL_newmetatable(L, CSV_BUFFER)) {
+        lua_pushcfunction(L, fbuf_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    return b;
+}
+
+static int grow(fbuf *b, size_t need) {
+    if (b->cap - b->n >= need) return 1;
+    size_t cap = b->cap ? b->cap : 1 << 16;
+    while (cap - b->n < need) cap *= 2;
+    unsigned char *np = realloc(b->p, cap);
+    if (!np) return 0;
+    b->p = np;
+    b->cap = cap;
+    return 1;
+}
+
+/* Read 'path' whole into a new buffer (pushed), inflating it for GZIP/ZLIB. [-0, +1, e] */
+static fbuf *read_whole(lua_State *L, const char *what, const char *path, const char *comp) {
+    int z = 0;
+    if (strcmp(comp, "GZIP") == 0 || strcmp(comp, "ZLIB") == 0) z = 1;
+    else if (comp[0] != 0)
+        ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "%s: compression_type must be \"\", \"GZIP\" or \"ZLIB\", got \"%s\"",
+                    what, comp);
+    fbuf *raw = new_fbuf(L);
+    errno = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        ltfL_raisef(L, e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_INVALID_ARGUMENT, "%s: %s: cannot open: %s", what,
+                    path, strerror(e));
+    }
+    for (;;) {
+        if (!grow(raw, 1 << 20)) {
+            fclose(f);
+            ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: %s: out of memory", what, path);
+        }
+        size_t k = fread(raw->p + raw->n, 1, raw->cap - raw->n, f);
+        raw->n += k;
+        if (k == 0) break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) ltfL_raisef(L, LTF_ERR_DATA_LOSS, "%s: %s: read error", what, path);
+    if (!z) return raw;
+    fbuf *out = new_fbuf(L);
+    size_t pos = 0;
+    while (pos < raw->n) {   /* one zlib/gzip stream per loop: gzip files may hold several members */
+        z_stream s;
+        memset(&s, 0, sizeof s);
+        if (inflateInit2(&s, 15 + 32) != Z_OK) ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: zlib init", what);
+        s.next_in = raw->p + pos;
+        s.avail_in = (uInt)(raw->n - pos > 0x40000000u ? 0x40000000u : raw->n - pos);
+        int r;
+        do {
+            if (!grow(out, 1 << 20)) {
+                inflateEnd(&s);
+                ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: %s: out of memory", what, path);
+            }
+            s.next_out = out->p + out->n;
+            s.avail_out = (uInt)(out->cap - out->n);
+            r = inflate(&s, Z_NO_FLUSH);
+            out->n = out->cap - s.avail_out;
+            if (s.avail_in == 0 && r == Z_BUF_ERROR) break;
+        } while (r == Z_OK);
+        size_t used = (size_t)(s.next_in - (raw->p + pos));
+        inflateEnd(&s);
+        if (r != Z_STREAM_END)
+            ltfL_raisef(L, LTF_ERR_DATA_LOSS, "%s: %s: corrupt or truncated %s data (zlib: %s)", what, path, comp,
+                        r == Z_BUF_ERROR ? "unexpected end of data" : (s.msg ? s.msg : "error"));
+        pos += used;
+        if (used == 0) break;
+    }
+    lua_remove(L, -2);   /* the raw buffer */
+    return out;
+}
+
+/* An option string from a Lua value (nil: ""). */
+static const char *optstr(lua_State *L, int idx, size_t *len) {
+    if (lua_isnoneornil(L, idx)) { *len = 0; return ""; }
+    return luaL_checklstring(L, idx, len);
+}
+
+static ltf_csv_options options(lua_State *L, const char *what, int idelim, int iquote, int ina) {
+    size_t dl, nl;
+    const char *d = optstr(L, idelim, &dl);
+    if (dl != 1) ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "%s: field_delim must be one character, got \"%s\"", what, d);
+    const char *na = optstr(L, ina, &nl);
+    ltf_csv_options o = {d[0], lua_toboolean(L, iquote), na, nl, 0};
+    if (o.use_quote && o.delim == '"')
+        ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "%s: field_delim cannot be '\"' when use_quote_delim is true", what);
+    return o;
+}
+
+/* decode_csv(records, select_cols, delim, use_quote, na_value, defaults...) */
+static int csv_decode(lua_State *L) {
+    int top = lua_gettop(L);
+    if (top < 6) return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "decode_csv: record_defaults must not be empty");
+    ltf_csv_options o = options(L, "decode_csv", 3, 4, 5);
+    if (o.na_len >= LTF_ATTR_STR_MAX || strlen(o.na_value) != o.na_len)
+        return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "decode_csv: na_value must have at most %d bytes and no NUL",
+                           LTF_ATTR_STR_MAX - 1);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = (unsigned char)o.delim;
+    a.i[1] = o.use_quote;
+    memcpy(a.s, o.na_value, o.na_len);
+    int n = top - 3;
+    ltf_tensor **in = lua_newuserdatauv(L, sizeof(ltf_tensor *) * (size_t)n, 0);
+    in[0] = ltfL_checktensor(L, 1, "decode_csv", "records");
+    in[1] = ltfL_checktensor(L, 2, "decode_csv", "select_cols");
+    for (int c = 6; c <= top; c++) in[c - 4] = ltfL_checktensor(L, c, "decode_csv", "record_defaults");
+    return ltfL_runn(L, LTF_OP_DECODE_CSV, in, n, &a);
+}
+
+/* csv_read(path, compression, delim, use_quote, na_value, header, select_cols, defaults...) */
+static int csv_read(lua_State *L) {
+    int top = lua_gettop(L);
+    const char *path = luaL_checkstring(L, 1);
+    size_t cl;
+    const char *comp = optstr(L, 2, &cl);
+    ltf_csv_options o = options(L, "CsvDataset", 3, 4, 5);
+    o.header = lua_toboolean(L, 6);
+    ltf_tensor *sel = ltfL_checktensor(L, 7, "CsvDataset", "select_cols");
+    int ncols = top - 7;
+    if (ncols < 1) return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "CsvDataset: record_defaults must not be empty");
+    ltf_tensor **dfl = lua_newuserdatauv(L, sizeof(ltf_tensor *) * (size_t)ncols * 2, 0);
+    ltf_tensor **out = dfl + ncols;
+    for (int c = 0; c < ncols; c++) dfl[c] = ltfL_checktensor(L, 8 + c, "CsvDataset", "record_defaults");
+    int64_t nsel = ltf_tensor_num_elements(sel);
+    const int64_t *sp = nsel > 0 ? ltf_tensor_data(sel) : NULL;
+    fbuf *b = read_whole(L, "CsvDataset", path, comp);
+    int64_t nrec = 0;
+    ltf_status st = ltf_csv_parse(ltfL_ctx(L), (const char *)b->p, b->n, &o, dfl, ncols, sp, (int)nsel, path, out,
+                                  &nrec);
+    if (st != LTF_OK) return ltfL_raisectx(L, st);
+    luaL_checkstack(L, ncols + 4, "CsvDataset: too many columns");
+    for (int c = 0; c < ncols; c++) ltfL_pushtensor(L, out[c]);
+    return ncols;
+}
+
+static ltf_tensor *string_vector(lua_State *L, int64_t n) {
+    ltf_tensor *t = ltf_tensor_new(ltfL_ctx(L), LTF_DTYPE_STRING, 1, &n);
+    if (!t) ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
+    ltfL_pushtensor(L, t);   /* owned by Lua from here: an error below frees it */
+    return t;
+}
+
+static void set_str(lua_State *L, ltf_tensor *t, int64_t i, const unsigned char *p, size_t n) {
+    if (n == 0) return;
+    ltf_string *s = ltf_string_new((const char *)p, n);
+    if (!s) ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "out of memory");
+    ((ltf_string **)ltf_tensor_data(t))[i] = s;
+}
+
+/* read_lines(path, compression) */
+static int read_lines(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    size_t cl;
+    fbuf *b = read_whole(L, "TextLineDataset", path, optstr(L, 2, &cl));
+    const unsigned char *p = b->p, *e = b->p + b->n;
+    int64_t n = 0;
+    for (const unsigned char *q = p; q < e;) {
+        const unsigned char *nl = memchr(q, '\n', (size_t)(e - q));
+        n++;
+        q = nl ? nl + 1 : e;
+    }
+    ltf_tensor *t = string_vector(L, n);
+    int64_t i = 0;
+    for (const unsigned char *q = p; q < e; i++) {
+        const unsigned char *nl = memchr(q, '\n', (size_t)(e - q));
+        const unsigned char *end = nl ? nl : e;
+        size_t len = (size_t)(end - q);
+        if (len > 0 && q[len - 1] == '\r') len--;
+        set_str(L, t, i, q, len);
+        q = nl ? nl + 1 : e;
+    }
+    return 1;
+}
+
+/* read_fixed(path, record_bytes, header_bytes, footer_bytes, compression) */
+static int read_fixed(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    lua_Integer rb = luaL_checkinteger(L, 2), hb = luaL_optinteger(L, 3, 0), fb = luaL_optinteger(L, 4, 0);
+    size_t cl;
+    if (rb < 1 || hb < 0 || fb < 0)
+        return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "FixedLengthRecordDataset: record_bytes must be > 0 and "
+                           "header_bytes/footer_bytes >= 0, got %lld, %lld, %lld", (long long)rb, (long long)hb,
+                           (long long)fb);
+    fbuf *b = read_whole(L, "FixedLengthRecordDataset", path, optstr(L, 5, &cl));
+    if ((lua_Integer)b->n < hb + fb || ((lua_Integer)b->n - hb - fb) % rb != 0)
+        return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "FixedLengthRecordDataset: excluding the header (%lld bytes) "
+                           "and footer (%lld bytes), input file \"%s\" has body length %lld, which is not an exact "
+                           "multiple of the record length (%lld bytes)", (long long)hb, (long long)fb, path,
+                           (long long)b->n - hb - fb, (long long)rb);
+    int64_t n = ((int64_t)b->n - hb - fb) / rb;
+    ltf_tensor *t = string_vector(L, n);
+    for (int64_t i = 0; i < n; i++) set_str(L, t, i, b->p + hb + i * rb, (size_t)rb);
+    return 1;
+}
+
+/* read_bytes(path, compression) */
+static int read_bytes(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    size_t cl;
+    fbuf *b = read_whole(L, "read", path, optstr(L, 2, &cl));
+    lua_pushlstring(L, (const char *)b->p, b->n);
+    return 1;
+}
+
+static const luaL_Reg csv_internal[] = {
+    {"decode_csv", csv_decode},
+    {"csv_read", csv_read},
+    {"read_lines", read_lines},
+    {"read_fixed", read_fixed},
+    {"read_bytes", read_bytes},
+    {NULL, NULL}
+};
+
+void ltfL_open_csv(lua_State *L);
+void ltfL_open_csv(lua_State *L) {
+    ltfL_register(L, csv_internal, LTFL_INTERNAL);
+}
