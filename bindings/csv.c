@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <glob.h>
+#include <stdint.h>
 #include <zlib.h>
 #include "ltfL.h"
 #include "ltf_data.h"
@@ -251,7 +254,114 @@ static int read_bytes(lua_State *L) {
     return 1;
 }
 
+/* glob(pattern) -> sorted array of the matching paths (GLOB_NOCHECK off: no match is an empty array) */
+static int l_glob(lua_State *L) {
+    const char *pat = luaL_checkstring(L, 1);
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    int r = glob(pat, 0, NULL, &g);
+    lua_createtable(L, r == 0 ? (int)g.gl_pathc : 0, 0);
+    if (r == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            lua_pushstring(L, g.gl_pathv[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+    globfree(&g);
+    if (r != 0 && r != GLOB_NOMATCH) return ltfL_raisef(L, LTF_ERR_INTERNAL, "glob: %s: read error", pat);
+    return 1;
+}
+
+/* tensor_bytes(t) -> the elements as bytes: row-major host bytes, or for
+** strings a little-endian uint32 length then the bytes, per element */
+static int l_tensor_bytes(lua_State *L) {
+    ltf_tensor *t = ltfL_checktensor(L, 1, "tensor_bytes", "tensor");
+    if (ltf_tensor_dtype(t) != LTF_DTYPE_STRING) {
+        void *d;
+        size_t nb;
+        ltf_status st = ltf_tensor_host_data(ltfL_ctx(L), t, &d, &nb);
+        if (st != LTF_OK) return ltfL_raisectx(L, st);
+        lua_pushlstring(L, d, nb);
+        return 1;
+    }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    int64_t n = ltf_tensor_num_elements(t);
+    ltf_string *const *S = ltf_tensor_data(t);
+    for (int64_t i = 0; i < n; i++) {
+        size_t len = S[i] ? S[i]->len : 0;
+        unsigned char h[4] = {(unsigned char)len, (unsigned char)(len >> 8), (unsigned char)(len >> 16),
+                              (unsigned char)(len >> 24)};
+        luaL_addlstring(&b, (const char *)h, 4);
+        if (len) luaL_addlstring(&b, S[i]->bytes, len);
+    }
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* tensor_from_bytes(s, dtype, dims) -> tensor; the inverse of tensor_bytes
+** (a size mismatch is a DataLossError) */
+static int l_tensor_from_bytes(lua_State *L) {
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    ltf_dtype dt = (ltf_dtype)ltfL_checkdtype(L, 2, "tensor_from_bytes", "dtype", -1);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    int rank = (int)lua_rawlen(L, 3);
+    int64_t dims[LTF_MAX_RANK];
+    if (rank > LTF_MAX_RANK) return ltfL_raisef(L, LTF_ERR_DATA_LOSS, "tensor_from_bytes: rank %d", rank);
+    int64_t numel = 1;
+    for (int k = 0; k < rank; k++) {
+        lua_rawgeti(L, 3, k + 1);
+        dims[k] = (int64_t)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        if (dims[k] < 0 || (dims[k] > 0 && numel > INT64_MAX / 16 / dims[k]))
+            return ltfL_raisef(L, LTF_ERR_DATA_LOSS, "tensor_from_bytes: bad dimension");
+        numel *= dims[k];
+    }
+    if (dt != LTF_DTYPE_STRING) {
+        size_t es = ltf_dtype_size(dt);
+        if (es == 0 || (uint64_t)numel * es != n)
+            return ltfL_raisef(L, LTF_ERR_DATA_LOSS, "tensor_from_bytes: %zu bytes for %lld elements of %s", n,
+                               (long long)numel, ltf_dtype_name(dt));
+    } else if ((uint64_t)numel * 4 > n) {
+        return ltfL_raisef(L, LTF_ERR_DATA_LOSS, "tensor_from_bytes: %zu bytes for %lld strings", n, (long long)numel);
+    }
+    ltf_tensor *t = ltf_tensor_new(ltfL_ctx(L), dt, rank, dims);
+    if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
+    ltfL_pushtensor(L, t);
+    if (dt != LTF_DTYPE_STRING) {
+        if (n) memcpy(ltf_tensor_data(t), s, n);
+        return 1;
+    }
+    size_t pos = 0;
+    ltf_string **S = ltf_tensor_data(t);
+    for (int64_t i = 0; i < numel; i++) {
+        if (n - pos < 4) return ltfL_raisef(L, LTF_ERR_DATA_LOSS, "tensor_from_bytes: truncated strings");
+        const unsigned char *h = (const unsigned char *)s + pos;
+        size_t len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
+        pos += 4;
+        if (len > n - pos) return ltfL_raisef(L, LTF_ERR_DATA_LOSS, "tensor_from_bytes: truncated strings");
+        if (len) {
+            S[i] = ltf_string_new(s + pos, len);
+            if (!S[i]) return ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "out of memory");
+        }
+        pos += len;
+    }
+    if (pos != n) return ltfL_raisef(L, LTF_ERR_DATA_LOSS, "tensor_from_bytes: %zu bytes left over", n - pos);
+    return 1;
+}
+
+/* cpu_count() -> online processors (interleave's AUTOTUNE cycle length, as TensorFlow) */
+static int l_cpu_count(lua_State *L) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    lua_pushinteger(L, n > 0 ? n : 1);
+    return 1;
+}
+
 static const luaL_Reg csv_internal[] = {
+    {"cpu_count", l_cpu_count},
+    {"glob", l_glob},
+    {"tensor_bytes", l_tensor_bytes},
+    {"tensor_from_bytes", l_tensor_from_bytes},
     {"decode_csv", csv_decode},
     {"csv_read", csv_read},
     {"read_lines", read_lines},
