@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <glob.h>
 #include <stdint.h>
 #include <zlib.h>
@@ -76,8 +77,13 @@ static fbuf *read_whole(lua_State *L, const char *what, const char *path, const 
         ltfL_raisef(L, e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_INVALID_ARGUMENT, "%s: %s: cannot open: %s", what,
                     path, strerror(e));
     }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && !grow(raw, (size_t)sb.st_size + 1)) {
+        fclose(f);
+        ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: %s: out of memory", what, path);
+    }
     for (;;) {
-        if (!grow(raw, 1 << 20)) {
+        if (raw->cap - raw->n < 4096 && !grow(raw, 1 << 20)) {
             fclose(f);
             ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: %s: out of memory", what, path);
         }

@@ -54,8 +54,17 @@ static const char *where(const char *name, char *buf, size_t sz) {
 /* Split one record starting at 'p' into 'fs'. In file mode ('lines') an
 ** unquoted LF ends the record (a CR before it is dropped) and '*next' is
 ** set past it; otherwise the record is all of [p, end). */
+/* The bytes that end an unquoted field: the delimiter, LF in file mode, '"' with quotes on. */
+static void stop_table(unsigned char stop[256], const ltf_csv_options *o, int lines) {
+    memset(stop, 0, 256);
+    stop[(unsigned char)o->delim] = 1;
+    if (lines) stop['\n'] = 1;
+    if (o->use_quote) stop['"'] = 1;
+}
+
 static ltf_status split_record(ltf_ctx *ctx, const char *p, const char *end, const ltf_csv_options *o, int lines,
-                               fields *fs, const char **next, int64_t rec, const char *name) {
+                               const unsigned char *stop, fields *fs, const char **next, int64_t rec,
+                               const char *name) {
     char w[300];
     char d = o->delim;
     fs->n = 0;
@@ -91,12 +100,10 @@ static ltf_status split_record(ltf_ctx *ctx, const char *p, const char *end, con
             const char *q = memchr(p, d, (size_t)(end - p));
             p = q ? q : end;
         } else {
-            while (p < end && *p != d && !(lines && *p == '\n')) {
-                if (o->use_quote && *p == '"')
-                    return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%sUnquoted fields cannot have quotes inside in "
-                                    "record %lld", where(name, w, sizeof w), (long long)rec);
-                p++;
-            }
+            while (p < end && !stop[(unsigned char)*p]) p++;
+            if (p < end && *p == '"' && o->use_quote && d != '"')
+                return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%sUnquoted fields cannot have quotes inside in "
+                                "record %lld", where(name, w, sizeof w), (long long)rec);
         }
         size_t n = (size_t)(p - s);
         int eol = lines && p < end && *p == '\n';
@@ -183,11 +190,15 @@ static int parse_double(const char *p, size_t n, double *out) {
 static int parse_float(const char *p, size_t n, float *out) {
     double d;
     if (fast_double(p, n, &d)) {
-        float f = (float)d;
-        /* double rounding can only go wrong when d is a float32 midpoint */
-        float g = (double)f < d ? nextafterf(f, INFINITY) : nextafterf(f, -INFINITY);
-        if ((double)f == d || !isfinite(f) || ((double)f + (double)g) / 2 != d) {
-            *out = f;
+        /* rounding the (correctly rounded) double to float is wrong only when
+        ** d is exactly halfway between two floats: the 29 bits below a
+        ** normal float's mantissa are then 1 followed by zeros */
+        double a = fabs(d);
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        if (a == 0 || (a >= 1.1754943508222875e-38 && a <= 3.4028234663852886e38 &&
+                       (bits & ((1ull << 29) - 1)) != (1ull << 28))) {
+            *out = (float)d;
             return 1;
         }
     }
@@ -366,12 +377,14 @@ ltf_status ltf_csv_decode(ltf_ctx *ctx, const ltf_tensor *records, ltf_tensor *c
         if (!out[c]) { release_all(out, c); return ctx->last_status; }
     }
     fields fs = {0};
+    unsigned char stop[256];
+    stop_table(stop, o, 0);
     ltf_string *const *R = LTF_DATA(records);
     for (int64_t r = 0; r < records->numel && st == LTF_OK; r++) {
         const char *p = R[r] ? R[r]->bytes : "";
         size_t n = R[r] ? R[r]->len : 0;
         const char *next;
-        st = split_record(ctx, p, p + n, o, 0, &fs, &next, r, NULL);
+        st = split_record(ctx, p, p + n, o, 0, stop, &fs, &next, r, NULL);
         if (st == LTF_OK) st = store_record(ctx, &fs, out, defaults, ncols, select_cols, nsel, r, r, o, NULL);
     }
     free(fs.f);
@@ -400,12 +413,14 @@ ltf_status ltf_csv_parse(ltf_ctx *ctx, const char *buf, size_t size, const ltf_c
         if (dts[c] == LTF_DTYPE_STRING) memset(LTF_DATA(out[c]), 0, sizeof(void *) * (size_t)cap);
     }
     fields fs = {0};
+    unsigned char stop[256];
+    stop_table(stop, o, 1);
     const char *p = buf, *e = buf + size;
     int64_t rec = 0, n = 0;
     if (o->header) {   /* skip the header record (quotes honoured) */
         while (p < e && st == LTF_OK && rec == 0) {
             const char *next;
-            st = split_record(ctx, p, e, o, 1, &fs, &next, 0, name);
+            st = split_record(ctx, p, e, o, 1, stop, &fs, &next, 0, name);
             p = next;
             rec = 1;
         }
@@ -417,7 +432,7 @@ ltf_status ltf_csv_parse(ltf_ctx *ctx, const char *buf, size_t size, const ltf_c
             continue;
         }
         const char *next;
-        st = split_record(ctx, p, e, o, 1, &fs, &next, rec, name);
+        st = split_record(ctx, p, e, o, 1, stop, &fs, &next, rec, name);
         if (st == LTF_OK) st = store_record(ctx, &fs, out, defaults, ncols, select_cols, nsel, n, rec, o, name);
         if (st == LTF_OK && n + 1 > cap) st = ltf_fail(ctx, LTF_ERR_INTERNAL, "csv: record count overflow");
         n++;

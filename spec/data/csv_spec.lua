@@ -3,7 +3,10 @@
 -- error texts, type inference.
 local tf = require("tf")
 local S = require("spec.support")
-if not rawget(tf, "io") or not tf.io.decode_csv then require("tf.io_csv")(tf, tf.io) end
+do   -- tf.io is img's module (lua/tf/io.lua loads tf.io_csv); without it install decode_csv directly
+  local ok, io_ = pcall(function() return tf.io end)
+  if not (ok and io_ and io_.decode_csv) then require("tf.io_csv")(tf, ok and io_ or nil) end
+end
 local E = tf.data.experimental
 
 local function vals(...)
