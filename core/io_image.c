@@ -88,6 +88,18 @@ static ltf_status decode_png(ltf_ctx *ctx, const void *bytes, size_t n, const lt
     int want = o->channels;
     if (want < 0 || want > 4)
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'channels' must be 0, 1, 2, 3 or 4, got %d", op, want);
+    /* the declared size, from IHDR, before libpng reads further */
+    const unsigned char *b = bytes;
+    if (n >= 29 && memcmp(b + 12, "IHDR", 4) == 0) {
+        int64_t w0 = (int64_t)b[16] << 24 | b[17] << 16 | b[18] << 8 | b[19];
+        int64_t h0 = (int64_t)b[20] << 24 | b[21] << 16 | b[22] << 8 | b[23];
+        static const int chans[7] = { 1, 0, 3, 3, 2, 0, 4 };
+        int c0 = want ? want : b[25] <= 6 && chans[b[25]] ? chans[b[25]] : 1;
+        if (w0 > 0 && h0 > 0) {
+            ltf_status st0 = check_size(ctx, op, 1, h0, w0, c0, o->bits16 ? 2 : 1);
+            if (st0 != LTF_OK) return st0;
+        }
+    }
     png_src src = { .p = bytes, .n = n };
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, png_on_error, png_on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
@@ -104,7 +116,7 @@ static ltf_status decode_png(ltf_ctx *ctx, const void *bytes, size_t n, const lt
         return bad(ctx, op, "PNG", src.msg[0] ? src.msg : "decoder error");
     }
     png_set_read_fn(png, &src, png_read_mem);
-    png_set_user_limits(png, LTF_IMAGE_MAX_SIDE, LTF_IMAGE_MAX_SIDE);
+    png_set_user_limits(png, 0x7fffffff, 0x7fffffff);   /* check_size decides */
     png_read_info(png, info);
     png_uint_32 w, h;
     int depth, ctype, interlace;
@@ -269,8 +281,7 @@ static ltf_status decode_jpeg(ltf_ctx *ctx, const void *bytes, size_t n, const l
     volatile int64_t done_rows = 0, H = 0, W = 0, C = 0;
     if (setjmp(err.jb)) {
         jpeg_destroy_decompress(&cinfo);
-        if (pix && o->try_recover_truncated && H > 0 && done_rows >= (int64_t)(o->acceptable_fraction * (double)H) &&
-            done_rows > 0) {
+        if (pix && o->try_recover_truncated && H > 0 && (double)done_rows >= o->acceptable_fraction * (double)H) {
             memset(pix + (size_t)done_rows * (size_t)(W * C), 0, (size_t)((H - done_rows) * W * C));
             *out = (ltf_image){ .data = pix, .nbytes = (size_t)(H * W * C), .frames = 1, .height = H, .width = W,
                                 .channels = C, .bits = 8 };
