@@ -127,5 +127,6 @@ void ltfL_open_checkpoint(lua_State *L);
 void ltfL_open_optim(lua_State *L);
 void ltfL_open_device(lua_State *L);
 void ltfL_open_rnn(lua_State *L);
+void ltfL_open_io(lua_State *L);
 
 #endif

@@ -22,6 +22,7 @@
 #include "ltf_ops/strings.h"
 #include "ltf_ops/optim.h"
 #include "ltf_ops/rnn.h"
+#include "ltf_ops/io.h"
 #include "ltf_ops/csv.h"
 
 #define LTF_OP_LIST(X)       \
@@ -41,6 +42,7 @@
     LTF_OPS_STRINGS(X)       \
     LTF_OPS_OPTIM(X)         \
     LTF_OPS_RNN(X)           \
+    LTF_OPS_IO(X)            \
     LTF_OPS_CSV(X)
 
 #define LTF_OP_ENUM(ID, name) LTF_OP_##ID,
