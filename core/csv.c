@@ -230,7 +230,7 @@ static int parse_int(const char *p, size_t n, int64_t lo, int64_t hi, int64_t *o
 /* }==== */
 
 static int is_na(const field *f, const ltf_csv_options *o) {
-    if (f->n == 0 && !f->quoted) return 1;   /* an empty field is missing (TensorFlow) */
+    if (f->n == 0) return 1;   /* an empty field, quoted or not, is missing (TensorFlow) */
     return o->na_len > 0 && f->n == o->na_len && memcmp(f->p, o->na_value, o->na_len) == 0;
 }
 
