@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <zlib.h>
 #include "ltfL.h"
@@ -62,69 +63,180 @@ static int grow(fbuf *b, size_t need) {
     return 1;
 }
 
-/* Read 'path' whole into a new buffer (pushed), inflating it for GZIP/ZLIB. [-0, +1, e] */
-static fbuf *read_whole(lua_State *L, const char *what, const char *path, const char *comp) {
+/* Read 'path' whole into 'out' (plain C: it also runs on read-ahead
+** threads), inflating it for GZIP/ZLIB. 0 on success; otherwise the error
+** code, with the message in 'err'. */
+static ltf_status read_file_c(const char *what, const char *path, const char *comp, fbuf *out, char *err,
+                              size_t errsz) {
     int z = 0;
+    fbuf raw = {0};
     if (strcmp(comp, "GZIP") == 0 || strcmp(comp, "ZLIB") == 0) z = 1;
-    else if (comp[0] != 0)
-        ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "%s: compression_type must be \"\", \"GZIP\" or \"ZLIB\", got \"%s\"",
-                    what, comp);
-    fbuf *raw = new_fbuf(L);
+    else if (comp[0] != 0) {
+        snprintf(err, errsz, "%s: compression_type must be \"\", \"GZIP\" or \"ZLIB\", got \"%s\"", what, comp);
+        return LTF_ERR_INVALID_ARGUMENT;
+    }
     errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         int e = errno;
-        ltfL_raisef(L, e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_INVALID_ARGUMENT, "%s: %s: cannot open: %s", what,
-                    path, strerror(e));
+        snprintf(err, errsz, "%s: %s: cannot open: %s", what, path, strerror(e));
+        return e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_INVALID_ARGUMENT;
     }
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && !grow(raw, (size_t)sb.st_size + 1)) {
-        fclose(f);
-        ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: %s: out of memory", what, path);
-    }
-    for (;;) {
-        if (raw->cap - raw->n < 4096 && !grow(raw, 1 << 20)) {
-            fclose(f);
-            ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: %s: out of memory", what, path);
-        }
-        size_t k = fread(raw->p + raw->n, 1, raw->cap - raw->n, f);
-        raw->n += k;
+    int oom = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && !grow(&raw, (size_t)sb.st_size + 1);
+    while (!oom) {
+        if (raw.cap - raw.n < 4096 && !grow(&raw, 1 << 20)) { oom = 1; break; }
+        size_t k = fread(raw.p + raw.n, 1, raw.cap - raw.n, f);
+        raw.n += k;
         if (k == 0) break;
     }
-    int err = ferror(f);
+    int rerr = ferror(f);
     fclose(f);
-    if (err) ltfL_raisef(L, LTF_ERR_DATA_LOSS, "%s: %s: read error", what, path);
-    if (!z) return raw;
-    fbuf *out = new_fbuf(L);
+    if (oom) {
+        free(raw.p);
+        snprintf(err, errsz, "%s: %s: out of memory", what, path);
+        return LTF_ERR_RESOURCE_EXHAUSTED;
+    }
+    if (rerr) {
+        free(raw.p);
+        snprintf(err, errsz, "%s: %s: read error", what, path);
+        return LTF_ERR_DATA_LOSS;
+    }
+    if (!z) {
+        *out = raw;
+        return LTF_OK;
+    }
+    fbuf o = {0};
     size_t pos = 0;
-    while (pos < raw->n) {   /* one zlib/gzip stream per loop: gzip files may hold several members */
-        z_stream s;
-        memset(&s, 0, sizeof s);
-        if (inflateInit2(&s, 15 + 32) != Z_OK) ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: zlib init", what);
-        s.next_in = raw->p + pos;
-        s.avail_in = (uInt)(raw->n - pos > 0x40000000u ? 0x40000000u : raw->n - pos);
+    ltf_status st = LTF_OK;
+    while (pos < raw.n && st == LTF_OK) {   /* one zlib/gzip stream per loop: gzip files may hold several members */
+        z_stream zs;
+        memset(&zs, 0, sizeof zs);
+        if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+            snprintf(err, errsz, "%s: zlib init failed", what);
+            st = LTF_ERR_RESOURCE_EXHAUSTED;
+            break;
+        }
+        zs.next_in = raw.p + pos;
+        zs.avail_in = (uInt)(raw.n - pos > 0x40000000u ? 0x40000000u : raw.n - pos);
         int r;
         do {
-            if (!grow(out, 1 << 20)) {
-                inflateEnd(&s);
-                ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "%s: %s: out of memory", what, path);
-            }
-            s.next_out = out->p + out->n;
-            s.avail_out = (uInt)(out->cap - out->n);
-            r = inflate(&s, Z_NO_FLUSH);
-            out->n = out->cap - s.avail_out;
-            if (s.avail_in == 0 && r == Z_BUF_ERROR) break;
+            if (!grow(&o, 1 << 20)) { r = Z_MEM_ERROR; break; }
+            zs.next_out = o.p + o.n;
+            zs.avail_out = (uInt)(o.cap - o.n);
+            r = inflate(&zs, Z_NO_FLUSH);
+            o.n = o.cap - zs.avail_out;
+            if (zs.avail_in == 0 && r == Z_BUF_ERROR) break;
         } while (r == Z_OK);
-        size_t used = (size_t)(s.next_in - (raw->p + pos));
-        inflateEnd(&s);
-        if (r != Z_STREAM_END)
-            ltfL_raisef(L, LTF_ERR_DATA_LOSS, "%s: %s: corrupt or truncated %s data (zlib: %s)", what, path, comp,
-                        r == Z_BUF_ERROR ? "unexpected end of data" : (s.msg ? s.msg : "error"));
+        size_t used = (size_t)(zs.next_in - (raw.p + pos));
+        if (r != Z_STREAM_END) {
+            snprintf(err, errsz, "%s: %s: corrupt or truncated %s data (zlib: %s)", what, path, comp,
+                     r == Z_MEM_ERROR ? "out of memory" : r == Z_BUF_ERROR ? "unexpected end of data"
+                                                        : (zs.msg ? zs.msg : "error"));
+            st = r == Z_MEM_ERROR ? LTF_ERR_RESOURCE_EXHAUSTED : LTF_ERR_DATA_LOSS;
+        }
+        inflateEnd(&zs);
         pos += used;
         if (used == 0) break;
     }
-    lua_remove(L, -2);   /* the raw buffer */
-    return out;
+    free(raw.p);
+    if (st != LTF_OK) {
+        free(o.p);
+        return st;
+    }
+    *out = o;
+    return LTF_OK;
+}
+
+/* {==== read-ahead: a file read (and inflated) on a worker thread
+** file_prefetch(path, compression) starts a thread reading the file into
+** plain memory (no tensors, no context: nothing of the Lua state is
+** touched); the readers below accept that handle in place of a path and
+** join the thread, so the next file's I/O and decompression overlap the
+** consumption of the current one (lua/tf/data/files.lua). */
+#define READAHEAD "tf.data.readahead"
+typedef struct readahead {
+    pthread_t th;
+    int started, joined;
+    char *path, *comp;
+    fbuf buf;
+    ltf_status st;
+    char err[600];
+} readahead;
+
+static void *readahead_main(void *arg) {
+    readahead *r = arg;
+    r->st = read_file_c("read", r->path, r->comp, &r->buf, r->err, sizeof r->err);
+    return NULL;
+}
+
+static void readahead_join(readahead *r) {
+    if (r->started && !r->joined) {
+        pthread_join(r->th, NULL);
+        r->joined = 1;
+    }
+}
+
+static int readahead_gc(lua_State *L) {
+    readahead *r = lua_touserdata(L, 1);
+    readahead_join(r);
+    free(r->buf.p);
+    free(r->path);
+    free(r->comp);
+    memset(r, 0, sizeof *r);
+    return 0;
+}
+
+static int l_file_prefetch(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    size_t cl;
+    const char *comp = lua_isnoneornil(L, 2) ? "" : luaL_checklstring(L, 2, &cl);
+    readahead *r = lua_newuserdatauv(L, sizeof *r, 0);
+    memset(r, 0, sizeof *r);
+    if (luaL_newmetatable(L, READAHEAD)) {
+        lua_pushcfunction(L, readahead_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    r->path = strdup(path);
+    r->comp = strdup(comp);
+    if (!r->path || !r->comp) return ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "file_prefetch: out of memory");
+    if (pthread_create(&r->th, NULL, readahead_main, r) == 0) r->started = 1;
+    else r->st = read_file_c("read", r->path, r->comp, &r->buf, r->err, sizeof r->err);   /* no thread: read here */
+    return 1;
+}
+/* }==== */
+
+/* The file at argument 'idx' (a path, or a file_prefetch handle, whose
+** bytes are taken) read whole into a new buffer (pushed). [-0, +1, e] */
+static fbuf *read_whole_at(lua_State *L, const char *what, int idx, const char *comp) {
+    fbuf *b = new_fbuf(L);
+    readahead *r = luaL_testudata(L, idx, READAHEAD);
+    char err[600];
+    ltf_status st;
+    if (r) {
+        readahead_join(r);
+        st = r->st;
+        if (st == LTF_OK) {
+            *b = r->buf;
+            memset(&r->buf, 0, sizeof r->buf);
+        } else {
+            /* the message names "read": say which reader */
+            snprintf(err, sizeof err, "%s%s", what, r->err + 4);
+        }
+    } else {
+        st = read_file_c(what, luaL_checkstring(L, idx), comp, b, err, sizeof err);
+    }
+    if (st != LTF_OK) ltfL_raisef(L, st, "%s", err);
+    return b;
+}
+
+static fbuf *read_whole(lua_State *L, const char *what, const char *path, const char *comp) {
+    fbuf *b = new_fbuf(L);
+    char err[600];
+    ltf_status st = read_file_c(what, path, comp, b, err, sizeof err);
+    if (st != LTF_OK) ltfL_raisef(L, st, "%s", err);
+    return b;
 }
 
 /* An option string from a Lua value (nil: ""). */
@@ -168,7 +280,7 @@ static int csv_decode(lua_State *L) {
 /* csv_read(path, compression, delim, use_quote, na_value, header, select_cols, defaults...) */
 static int csv_read(lua_State *L) {
     int top = lua_gettop(L);
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
     size_t cl;
     const char *comp = optstr(L, 2, &cl);
     ltf_csv_options o = options(L, "CsvDataset", 3, 4, 5);
@@ -181,7 +293,8 @@ static int csv_read(lua_State *L) {
     for (int c = 0; c < ncols; c++) dfl[c] = ltfL_checktensor(L, 8 + c, "CsvDataset", "record_defaults");
     int64_t nsel = ltf_tensor_num_elements(sel);
     const int64_t *sp = nsel > 0 ? ltf_tensor_data(sel) : NULL;
-    fbuf *b = read_whole(L, "CsvDataset", path, comp);
+    fbuf *b = read_whole_at(L, "CsvDataset", 1, comp);
+    if (!path) path = ((readahead *)lua_touserdata(L, 1))->path;
     int64_t nrec = 0;
     ltf_status st = ltf_csv_parse(ltfL_ctx(L), (const char *)b->p, b->n, &o, dfl, ncols, sp, (int)nsel, path, out,
                                   &nrec);
@@ -207,9 +320,8 @@ static void set_str(lua_State *L, ltf_tensor *t, int64_t i, const unsigned char 
 
 /* read_lines(path, compression) */
 static int read_lines(lua_State *L) {
-    const char *path = luaL_checkstring(L, 1);
     size_t cl;
-    fbuf *b = read_whole(L, "TextLineDataset", path, optstr(L, 2, &cl));
+    fbuf *b = read_whole_at(L, "TextLineDataset", 1, optstr(L, 2, &cl));
     const unsigned char *p = b->p, *e = b->p + b->n;
     int64_t n = 0;
     for (const unsigned char *q = p; q < e;) {
@@ -232,14 +344,15 @@ static int read_lines(lua_State *L) {
 
 /* read_fixed(path, record_bytes, header_bytes, footer_bytes, compression) */
 static int read_fixed(lua_State *L) {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
     lua_Integer rb = luaL_checkinteger(L, 2), hb = luaL_optinteger(L, 3, 0), fb = luaL_optinteger(L, 4, 0);
     size_t cl;
     if (rb < 1 || hb < 0 || fb < 0)
         return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "FixedLengthRecordDataset: record_bytes must be > 0 and "
                            "header_bytes/footer_bytes >= 0, got %lld, %lld, %lld", (long long)rb, (long long)hb,
                            (long long)fb);
-    fbuf *b = read_whole(L, "FixedLengthRecordDataset", path, optstr(L, 5, &cl));
+    fbuf *b = read_whole_at(L, "FixedLengthRecordDataset", 1, optstr(L, 5, &cl));
+    if (!path) path = ((readahead *)lua_touserdata(L, 1))->path;
     if ((lua_Integer)b->n < hb + fb || ((lua_Integer)b->n - hb - fb) % rb != 0)
         return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT, "FixedLengthRecordDataset: excluding the header (%lld bytes) "
                            "and footer (%lld bytes), input file \"%s\" has body length %lld, which is not an exact "
@@ -365,6 +478,7 @@ static int l_cpu_count(lua_State *L) {
 
 static const luaL_Reg csv_internal[] = {
     {"cpu_count", l_cpu_count},
+    {"file_prefetch", l_file_prefetch},
     {"glob", l_glob},
     {"tensor_bytes", l_tensor_bytes},
     {"tensor_from_bytes", l_tensor_from_bytes},

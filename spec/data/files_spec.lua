@@ -50,6 +50,20 @@ describe("file datasets", function()
     assert.same({{"a1", "a2", ""}, {"a4", "b1", "b2"}, {"b3"}}, bs)
   end)
 
+  it("the next file is read ahead on a worker thread: its errors come in order, an abandoned read is joined", function()
+    local got = {}
+    assert.tf_error("NotFoundError", "TextLineDataset: " .. dir .. "/missing.txt: cannot open", function()
+      for l in tf.data.TextLineDataset({dir .. "/b.txt", dir .. "/missing.txt"}) do got[#got + 1] = l:item() end
+    end)
+    assert.same({"b1", "b2", "b3"}, got)   -- the first file's lines came before the second file's error
+    for _ = 1, 3 do
+      for _ in tf.data.TextLineDataset({dir .. "/a.txt", dir .. "/b.txt", dir .. "/a.txt"}) do break end
+      collectgarbage()
+    end
+    local ds = tf.data.TextLineDataset({dir .. "/a.txt", dir .. "/b.txt", dir .. "/a.txt"})
+    assert.equal(11, #ds:as_list())
+  end)
+
   it("FixedLengthRecordDataset: header, footer, records", function()
     S.spit(dir .. "/f.bin", "HHabcdefFFF")
     assert.same({"ab", "cd", "ef"},

@@ -66,6 +66,23 @@ return function(tf, P)
   -- {==== FileChunks: one chunk (a list of column vectors) per file
   local function chunk_rows(flat) return flat[1].shape[1] end
 
+  --- What to load for file i: its path, or the handle of a read started
+  -- ahead; starts reading file i + 1 on a worker thread (bindings/csv.c,
+  -- file_prefetch: the bytes only, no tensors), so that the next file's I/O
+  -- and decompression overlap the consumption of this one.
+  local function reader_ahead(d)
+    local ahead = {}
+    return function(i)
+      local h = ahead[i]
+      ahead[i] = nil
+      local files = d._files
+      if d._comp ~= nil and i + 1 <= #files and ahead[i + 1] == nil then
+        ahead[i + 1] = internal.file_prefetch(files[i + 1], d._comp)
+      end
+      return h or files[i]
+    end
+  end
+
   --- The elements of the files in turn (cycle 1), or interleaved one
   -- element at a time over 'cycle' files (num_parallel_reads).
   iters.FileChunks = function(d)
@@ -74,10 +91,11 @@ return function(tf, P)
     end
     local files, load, rebuild, cycle = d._files, d._load, d._rebuild, d._cycle
     local nextfile = 0
+    local src = reader_ahead(d)
     local function open()
       nextfile = nextfile + 1
       if nextfile > #files then return nil end
-      local flat = load(files[nextfile])
+      local flat = load(src(nextfile))
       return {flat = flat, n = chunk_rows(flat), r = 0}
     end
     local slots, cur = {}, 1
@@ -117,13 +135,14 @@ return function(tf, P)
     if d._cycle > 1 or tracing() then return nil end
     local files, load, rebuild = d._files, d._load, d._rebuild
     local fi, flat, n, r = 0, nil, 0, 0
+    local src = reader_ahead(d)
     return function()
       local pieces, got = {}, 0
       while got < B do
         if r >= n then
           fi = fi + 1
           if fi > #files then break end
-          flat = load(files[fi])
+          flat = load(src(fi))
           n, r = chunk_rows(flat), 0
         else
           local k = math.min(B - got, n - r)
@@ -163,6 +182,7 @@ return function(tf, P)
     if cycle == -1 then cycle = #files end
     if cycle < 1 then raise("InvalidArgumentError", "%s: 'num_parallel_reads' must be positive, got %d", what, cycle) end
     return new("FileChunks", {_what = what, _files = files, _cycle = math.min(cycle, #files), _rebuild = single,
+      _comp = comp,
       _load = function(f) return {internal.read_lines(f, comp)} end})
   end
 
@@ -182,7 +202,7 @@ return function(tf, P)
     local comp = comp_type(opts.compression_type, what)
     local cycle = opts.num_parallel_reads and check_int(opts.num_parallel_reads, what, "num_parallel_reads", true) or 1
     if cycle == -1 then cycle = #files end
-    return new("FileChunks", {_what = what, _files = files, _cycle = math.max(1, math.min(cycle, #files)),
+    return new("FileChunks", {_what = what, _files = files, _cycle = math.max(1, math.min(cycle, #files)), _comp = comp,
       _rebuild = single, _load = function(f) return {internal.read_fixed(f, record_bytes, hb, fb, comp)} end})
   end
 
@@ -300,7 +320,7 @@ return function(tf, P)
     local delim, quote, na = csv_opts(opts, what)
     local comp = comp_type(opts.compression_type, what)
     local header = opts.header and true or false
-    return new("FileChunks", {_what = what, _files = files, _cycle = 1,
+    return new("FileChunks", {_what = what, _files = files, _cycle = 1, _comp = comp,
       _rebuild = rebuild or function(flat) flat.n = #defs; return flat end,
       _load = function(f) return pack(internal.csv_read(f, comp, delim, quote, na, header, sel, unpack(defs))) end})
   end
