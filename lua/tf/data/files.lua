@@ -336,7 +336,6 @@ return function(tf, P)
     end
     return csv_source(file_list(filenames, what), csv_defaults(record_defaults, what), opts, what)
   end
-  data.experimental.CsvDataset = data.experimental.CsvDataset
 
   --- Split the first line of 'path' (header names).
   local function csv_header(path, comp, delim, quote)
