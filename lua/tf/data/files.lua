@@ -72,6 +72,9 @@ return function(tf, P)
   -- and decompression overlap the consumption of this one.
   local function reader_ahead(d)
     local ahead = {}
+    -- the first file is read from the moment the iterator exists (so the
+    -- datasets interleave keeps open read their files at the same time)
+    if d._comp ~= nil and #d._files > 0 then ahead[1] = internal.file_prefetch(d._files[1], d._comp) end
     return function(i)
       local h = ahead[i]
       ahead[i] = nil
@@ -585,8 +588,25 @@ return function(tf, P)
     local C, B = d._cycle, d._block
     local slots, open, idx, bi, eoi = {}, 0, 1, 0, false
     local function advance() bi = 0; idx = idx % C + 1 end
+    --- Fill the empty slots now, in the order the cycle will visit them
+    -- (the same input element goes to the same slot as filling each on its
+    -- visit would): their datasets' iterators exist at once, so file
+    -- sources among them read their files on worker threads meanwhile.
+    local function fill()
+      for k = 0, C - 1 do
+        if eoi then return end
+        local j = (idx - 1 + k) % C + 1
+        if not slots[j] then
+          local x = it()
+          if x == nil then eoi = true; return end
+          slots[j] = iter_of(call_ds_fn(d._fn, x, "interleave"))
+          open = open + 1
+        end
+      end
+    end
     return function()
       while not eoi or open > 0 do
+        if not eoi and not slots[idx] then fill() end
         local s = slots[idx]
         if s then
           local e = s()
