@@ -58,6 +58,8 @@ echo "== TFRecordDataset beside cat (bench/tfrecord.sh)" >&2
 bash bench/tfrecord.sh
 echo "== recurrent: LSTM layer and char-rnn beside PyTorch (bench/rnn.sh)" >&2
 bash bench/rnn.sh
+echo "== CSV: 1M rows x 10 columns (bench/csv.sh)" >&2
+bash bench/csv.sh
 echo "== MultiHeadAttention forward + backward beside PyTorch (bench/attention.sh)" >&2
 bash bench/attention.sh
 # issue 8's training benchmarks take minutes (the convnet epochs, five

@@ -178,6 +178,8 @@ static const luaL_Reg data_internal[] = {
     {NULL, NULL}
 };
 
+void ltfL_open_csv(lua_State *L);   /* bindings/csv.c: CSV and file-dataset readers */
 void ltfL_open_data(lua_State *L) {
     ltfL_register(L, data_internal, LTFL_INTERNAL);
+    ltfL_open_csv(L);
 }

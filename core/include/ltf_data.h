@@ -43,6 +43,42 @@ LTF_API ltf_status ltf_prefetch_next(ltf_prefetch *p, ltf_tensor **out, int *don
 LTF_API void       ltf_prefetch_free(ltf_prefetch *p);
 /* }==== */
 
+/* {==== CSV (core/csv.c; docs/data.md "CSV")
+** RFC 4180 text: fields separated by 'delim'; with 'use_quote' a field
+** starting with '"' runs to the next lone '"' ("" is a quote; delimiters and
+** line breaks inside are data). An empty unquoted field, or one equal to
+** 'na_value' ('na_len' bytes, 0: none), is missing: the column's default is
+** used, and a column without a default (an empty 'defaults' tensor) fails
+** "Field C is required but missing in record R!". Columns are float32,
+** float64, int32, int64 or string (the dtype of their default tensor, a
+** scalar or a one-element vector, or empty for a required column).
+** 'select_cols' (NULL: every field, whose count must then be 'ncols') lists
+** 'nsel' == ncols increasing 0-based field indices. Errors are
+** InvalidArgumentError naming the (0-based) record: "Expect 3 fields but
+** have 2 in record 0", "Field 1 in record 4 is not a valid int32: x",
+** quote errors. */
+#define LTF_CSV_MAX_COLUMNS 4096
+typedef struct ltf_csv_options {
+    char        delim;      /* ',' */
+    int         use_quote;  /* 1: quoted fields as above; 0: '"' is data */
+    const char *na_value;   /* may be NULL when na_len is 0 */
+    size_t      na_len;
+    int         header;     /* ltf_csv_parse: skip the first record */
+} ltf_csv_options;
+/* decode_csv: each element of the string tensor 'records' is one record;
+** 'out' gets 'ncols' new tensors of the records' shape. */
+LTF_API ltf_status ltf_csv_decode(ltf_ctx *ctx, const ltf_tensor *records, ltf_tensor *const *defaults, int ncols,
+                                  const int64_t *select_cols, int nsel, const ltf_csv_options *opt,
+                                  ltf_tensor **out);
+/* A whole CSV text 'buf' ('size' bytes): records end at LF or CRLF outside
+** quotes; blank lines are skipped; 'header' skips the first record. 'out'
+** gets 'ncols' new vectors of '*nrecords' elements. 'name' (the file, may
+** be NULL) starts every error message. */
+LTF_API ltf_status ltf_csv_parse(ltf_ctx *ctx, const char *buf, size_t size, const ltf_csv_options *opt,
+                                 ltf_tensor *const *defaults, int ncols, const int64_t *select_cols, int nsel,
+                                 const char *name, ltf_tensor **out, int64_t *nrecords);
+/* }==== */
+
 #ifdef __cplusplus
 }
 #endif

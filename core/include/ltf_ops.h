@@ -23,6 +23,8 @@
 #include "ltf_ops/optim.h"
 #include "ltf_ops/rnn.h"
 #include "ltf_ops/example.h"
+#include "ltf_ops/io.h"
+#include "ltf_ops/csv.h"
 
 #define LTF_OP_LIST(X)       \
     LTF_OPS_ELEMENTWISE(X)   \
@@ -41,7 +43,9 @@
     LTF_OPS_STRINGS(X)       \
     LTF_OPS_OPTIM(X)         \
     LTF_OPS_RNN(X)           \
-    LTF_OPS_EXAMPLE(X)
+    LTF_OPS_EXAMPLE(X)            \
+    LTF_OPS_IO(X)            \
+    LTF_OPS_CSV(X)
 
 #define LTF_OP_ENUM(ID, name) LTF_OP_##ID,
 enum { LTF_OP_LIST(LTF_OP_ENUM) LTF_OP_COUNT };

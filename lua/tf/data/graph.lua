@@ -47,7 +47,13 @@ return function(tf, I)
 
   -- {==== graph access (iteration inside tf.fn)
   local graphs = {}
-  local function graph_of(d) return graphs[d.kind](d) end
+  local function graph_of(d)
+    local g = graphs[d.kind]
+    if g == nil then   -- file sources, interleave, window, ... (lua/tf/data/files.lua)
+      no_graph(d._what or d.kind, "this stage runs in Lua: iterate the dataset outside tf.fn")
+    end
+    return g(d)
+  end
 
   local function as_pos(i)
     if type(i) == "number" then return gen_int(i) end

@@ -767,6 +767,9 @@ return function(tf)
   -- {==== eager iteration
   local iters = {}
   local function iter_of(d) return iters[d.kind](d) end
+  -- batch_fast[kind](d, n, drop): a batch iterator of source kinds that cut
+  -- batches themselves (file sources, lua/tf/data/files.lua), or nil
+  local batch_fast = {}
 
   iters.TensorSlices = function(d)
     local nxt = rows.TensorSlices(d)
@@ -914,6 +917,8 @@ return function(tf)
   iters.Batch = function(d)
     local B, drop = d._size, d._drop
     local src = d._input
+    local fast = batch_fast[src.kind] and batch_fast[src.kind](src, B, drop)
+    if fast then return fast end
     if src.kind == "TensorSlices" and src._n ~= nil then
       -- in order: one slice per component and batch
       local n, a = src._n, 1
@@ -1357,6 +1362,14 @@ return function(tf)
                   card = card, graphs = graph.graphs, iter_of = iter_of, UNK = UNK, INF = INF, tracing = tracing}
   require("tf.data.tfrecord")(tf, shared)
   -- }====
+
+  -- file datasets, CSV, interleave, window, save/load, ...: lua/tf/data/files.lua
+  require("tf.data.files")(tf, {
+    Dataset = Dataset, new = new, iters = iters, card = card, iter_of = iter_of, raise = raise, kw = kw,
+    check_int = check_int, check_self = check_self, check_fn = check_fn, check_ds = check_ds,
+    batch_fast = batch_fast, is_plain_table = is_plain_table, flatten_elem = flatten_elem, tracing = tracing,
+    no_graph = no_graph, INF = INF, UNK = UNK,
+  })
 
   -- tf.keras.datasets (mnist.load_data, lua/tf/keras/datasets.lua) is
   -- installed with tf.keras: loading tf.data does not load Keras.

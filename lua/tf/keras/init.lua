@@ -65,6 +65,7 @@ return function(tf)
   for _, name in ipairs({
     "tf.keras.optimizers", "tf.keras.schedules", "tf.keras.losses", "tf.keras.metrics",
     "tf.keras.callbacks", "tf.keras.datasets", "tf.keras.mixed_precision", "tf.keras.training", "tf.keras.utils",
+    "tf.keras.dataset_utils",
   }) do
     if package.searchpath(name, package.path) then
       local m = require(name)
