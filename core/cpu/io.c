@@ -260,3 +260,25 @@ ltf_status ltf_cpu_io_decode_compressed(ltf_ctx *ctx, const ltf_op_def *def, ltf
     }
     return st;
 }
+
+ltf_status ltf_cpu_io_serialize_tensor(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                       const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)nin; (void)a; (void)nout;
+    void *buf = NULL;
+    size_t n = 0;
+    ltf_status st = ltf_tensor_serialize(ctx, in[0], &buf, &n);
+    if (st == LTF_OK) st = put(ctx, out[0], 0, buf, n, def->name);
+    free(buf);
+    return st;
+}
+
+ltf_status ltf_cpu_io_parse_tensor(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                   const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)def; (void)nin; (void)nout;
+    size_t n;
+    const char *b = bytes_of(in[0], 0, &n);
+    ltf_tensor *t = ltf_tensor_parse(ctx, b, n, (int)a->i[0]);
+    if (!t) return ctx->last_status;
+    out[0] = t;
+    return LTF_OK;
+}
