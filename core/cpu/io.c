@@ -126,16 +126,22 @@ ltf_status ltf_cpu_io_decode_image(ltf_ctx *ctx, const ltf_op_def *def, ltf_tens
     dims[r++] = im.height;
     dims[r++] = im.width;
     dims[r++] = im.channels;
-    int wide = im.bits == 16;
+    /* 16-bit samples asked (as int32): PNGs come 16-bit from libpng, the
+    ** other formats' 8-bit samples are scaled by 257 (0..255 -> 0..65535) */
+    int wide = o.bits16;
     ltf_tensor *t = ltf_tensor_empty(ctx, wide ? LTF_DTYPE_INT32 : LTF_DTYPE_UINT8, r, dims);
     if (!t) {
         ltf_image_free(&im);
         return ctx->last_status;
     }
-    if (wide) {
+    if (wide && im.bits == 16) {
         const uint16_t *s = im.data;
         int32_t *d = LTF_DATA(t);
         for (size_t i = 0; i < im.nbytes / 2; i++) d[i] = s[i];
+    } else if (wide) {
+        const uint8_t *s = im.data;
+        int32_t *d = LTF_DATA(t);
+        for (size_t i = 0; i < im.nbytes; i++) d[i] = s[i] * 257;
     } else {
         memcpy(LTF_DATA(t), im.data, im.nbytes);
     }

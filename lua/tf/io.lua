@@ -156,11 +156,11 @@ return function(tf)
     return internal.io_encode_jpeg(a.image, q, f, flags)
   end
 
-  --- True when the bytes are a JPEG (TensorFlow's tf.io.is_jpeg), as a bool tensor.
+  --- Whether the bytes start as a JPEG does (FF D8 FF): a bool scalar
+  -- (TensorFlow's tf.io.is_jpeg); works inside tf.fn.
   function io_.is_jpeg(...)
     local a = args("is_jpeg", {"contents", "name"}, 1, ...)
-    local s = tf.is_tensor(a.contents) and a.contents:item() or a.contents
-    return tf.constant(#s >= 3 and s:byte(1) == 0xff and s:byte(2) == 0xd8 and s:byte(3) == 0xff)
+    return tf.equal(tf.strings.substr(need_string("is_jpeg", "contents", a.contents), 1, 3), "\255\216\255")
   end
   -- }====
 

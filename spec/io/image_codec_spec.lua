@@ -179,6 +179,12 @@ describe("tf.io.decode_image", function()
     local g = flat(tf.io.decode_png(read("grey.png")))
     local ff = flat(f)
     for i = 1, #g do assert.near(g[i] / 255, ff[i], 1e-6) end
+    local j16 = flat(tf.io.decode_image(read("grey.jpg"), {dtype = "uint16"}))
+    local j8 = flat(tf.io.decode_image(read("grey.jpg")))
+    for i = 1, #j8 do assert.equal(j8[i] * 257, j16[i]) end
+    assert.is_true(tf.io.is_jpeg(read("grey.jpg")):item())
+    assert.is_false(tf.io.is_jpeg(read("grey.png")):item())
+    assert.is_false(tf.io.is_jpeg("\255"):item())
     assert.tf_error("InvalidArgumentError", "decode_image: unknown image format: the contents are not PNG, JPEG, GIF "
                     .. "or BMP data", tf.io.decode_image, "hello")
   end)
