@@ -205,6 +205,13 @@ return function(tf)
   end
   -- }====
 
+  -- TensorFlow's aliases in tf.image
+  tf.image = tf.image or {}
+  for _, k in ipairs{"decode_png", "decode_jpeg", "decode_gif", "decode_image", "encode_png", "encode_jpeg",
+                     "is_jpeg"} do
+    tf.image[k] = io_[k]
+  end
+
   require("tf.io_gfile")(tf)
 
   -- other engineers' parts of tf.io, each in its own file

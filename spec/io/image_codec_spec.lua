@@ -179,6 +179,8 @@ describe("tf.io.decode_image", function()
     local g = flat(tf.io.decode_png(read("grey.png")))
     local ff = flat(f)
     for i = 1, #g do assert.near(g[i] / 255, ff[i], 1e-6) end
+    assert.equal(tf.io.decode_png, tf.image.decode_png)   -- TensorFlow's aliases
+    assert.equal(tf.io.encode_jpeg, tf.image.encode_jpeg)
     local j16 = flat(tf.io.decode_image(read("grey.jpg"), {dtype = "uint16"}))
     local j8 = flat(tf.io.decode_image(read("grey.jpg")))
     for i = 1, #j8 do assert.equal(j8[i] * 257, j16[i]) end
