@@ -31,6 +31,7 @@ static int to_tf(ltf_dtype dt) {
 }
 
 static int from_tf(int t) {
+    if (t <= 0) return -1;   /* DT_INVALID, or a negative enum value (to_tf's "none" must not match) */
     for (int d = 0; d < LTF_DTYPE_COUNT; d++)
         if (to_tf((ltf_dtype)d) == t) return d;
     return -1;
@@ -147,11 +148,6 @@ ltf_tensor *ltf_tensor_parse(ltf_ctx *ctx, const void *bytes, size_t n, int want
                  (long long)numel);
         goto done;
     }
-    if (numel > 0 && most == 0 && dt == LTF_DTYPE_STRING) {
-        ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: the TensorProto has no values for %lld strings", op,
-                 (long long)numel);
-        goto done;
-    }
     t = ltf_tensor_empty(ctx, (ltf_dtype)dt, rank, dims);
     if (!t) goto done;
     size_t nvals = 0;
@@ -166,6 +162,7 @@ ltf_tensor *ltf_tensor_parse(ltf_ctx *ctx, const void *bytes, size_t n, int want
         case LTF_DTYPE_FLOAT16:
         case LTF_DTYPE_BFLOAT16: if (p->n_half_val) FILL(half_val, uint16_t); break;
         case LTF_DTYPE_STRING: {
+            if (p->n_string_val == 0) break;   /* no values: empty strings */
             ltf_string **S = LTF_DATA(t);
             for (int64_t i = 0; i < numel; i++) {
                 ProtobufCBinaryData *v = &p->string_val[(size_t)i < p->n_string_val ? (size_t)i : p->n_string_val - 1];

@@ -142,6 +142,8 @@ describe("tf.io.serialize_tensor / parse_tensor", function()
     local s = tf.io.parse_tensor(py_encode('{"dtype": "DT_STRING", "tensorShape": {}, "stringVal": ["aGk="]}'),
                                  tf.string)
     assert.equal("hi", s:item())
+    local e = tf.io.parse_tensor(py_encode('{"dtype": "DT_STRING", "tensorShape": {"dim": [{"size": 2}]}}'), tf.string)
+    assert.same({"", ""}, e:totable())   -- no values: empty strings (found by fuzz_parse_tensor)
   end)
 
   it("refuses bad bytes and mismatched dtypes", function()
@@ -153,6 +155,11 @@ describe("tf.io.serialize_tensor / parse_tensor", function()
     local bad = py_encode('{"dtype": "DT_INT32", "tensorShape": {"dim": [{"size": 2}]}, "tensorContent": "AAAA"}')
     assert.tf_error("InvalidArgumentError", "parse_tensor: tensor_content has 3 bytes, the shape needs 8",
                     tf.io.parse_tensor, bad, tf.int32)
+    assert.tf_error("InvalidArgumentError", "parse_tensor: TensorProto dtype 20 is not supported", tf.io.parse_tensor,
+                    py_encode('{"dtype": "DT_RESOURCE"}'), tf.float32)
+    -- a negative enum value (found by fuzz_parse_tensor: it matched resource)
+    assert.tf_error("InvalidArgumentError", "parse_tensor: TensorProto dtype -1 is not supported", tf.io.parse_tensor,
+                    "\8\255\255\255\255\255\255\255\255\255\1", tf.float32)
     local many = py_encode('{"dtype": "DT_INT32", "tensorShape": {"dim": [{"size": 1}]}, "intVal": [1, 2]}')
     assert.tf_error("InvalidArgumentError", "parse_tensor: the TensorProto has 2 values for 1 elements",
                     tf.io.parse_tensor, many, tf.int32)
