@@ -62,6 +62,8 @@ echo "== CSV: 1M rows x 10 columns (bench/csv.sh)" >&2
 bash bench/csv.sh
 echo "== MultiHeadAttention forward + backward beside PyTorch (bench/attention.sh)" >&2
 bash bench/attention.sh
+echo "== image decoding beside PIL (bench/io_image.sh)" >&2
+bash bench/io_image.sh
 # issue 8's training benchmarks take minutes (the convnet epochs, five
 # interleaved rounds); set LTF_BENCH_TRAIN=1 to include them here, or run
 #   bash bench/train.sh; bash bench/train_rounds.sh 5; bash bench/threads.sh 3

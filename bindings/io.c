@@ -106,6 +106,21 @@ static int io_decode_compressed(lua_State *L) {
     return ltfL_run1(L, LTF_OP_DECODE_COMPRESSED, &x, 1, &a);
 }
 
+static int io_serialize_tensor(lua_State *L) {
+    lua_settop(L, 1);
+    ltf_tensor *x = held(L, 1, -1, "serialize_tensor", "tensor");
+    return ltfL_run1(L, LTF_OP_SERIALIZE_TENSOR, &x, 1, NULL);
+}
+
+static int io_parse_tensor(lua_State *L) {
+    lua_settop(L, 2);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = ltfL_checkdtype(L, 2, "parse_tensor", "out_type", -1);
+    ltf_tensor *x = held(L, 1, -1, "parse_tensor", "serialized");
+    return ltfL_run1(L, LTF_OP_PARSE_TENSOR, &x, 1, &a);
+}
+
 /* {==== file-system primitives */
 static int fs_fail(lua_State *L, const char *path, int err) {
     lua_pushnil(L);
@@ -214,7 +229,8 @@ static int fs_glob(lua_State *L) {
 static const luaL_Reg internal_fns[] = {
     {"io_read_file", io_read_file}, {"io_write_file", io_write_file}, {"io_decode", io_decode},
     {"io_encode_png", io_encode_png}, {"io_encode_jpeg", io_encode_jpeg}, {"io_decode_raw", io_decode_raw},
-    {"io_decode_compressed", io_decode_compressed},
+    {"io_decode_compressed", io_decode_compressed}, {"io_serialize_tensor", io_serialize_tensor},
+    {"io_parse_tensor", io_parse_tensor},
     {"fs_stat", fs_stat}, {"fs_listdir", fs_listdir}, {"fs_mkdir", fs_mkdir}, {"fs_remove", fs_remove},
     {"fs_rmdir", fs_rmdir}, {"fs_rename", fs_rename}, {"fs_glob", fs_glob},
     {NULL, NULL} };

@@ -321,9 +321,12 @@ static ltf_status decode_jpeg(ltf_ctx *ctx, const void *bytes, size_t n, const l
         return ltf_fail_oom(ctx, op, rowbytes * (size_t)H);
     }
     while (cinfo.output_scanline < cinfo.output_height) {
-        JSAMPROW row = pix + (size_t)cinfo.output_scanline * rowbytes;
+        JSAMPROW rows[16];
+        JDIMENSION k = cinfo.output_height - cinfo.output_scanline;
+        if (k > 16) k = 16;
+        for (JDIMENSION r = 0; r < k; r++) rows[r] = pix + (size_t)(cinfo.output_scanline + r) * rowbytes;
         if (err.truncated && !o->try_recover_truncated) break;
-        jpeg_read_scanlines(&cinfo, &row, 1);
+        jpeg_read_scanlines(&cinfo, rows, k);
         if (!err.truncated) done_rows = cinfo.output_scanline;
     }
     if (err.truncated) {
@@ -332,10 +335,6 @@ static ltf_status decode_jpeg(ltf_ctx *ctx, const void *bytes, size_t n, const l
     }
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
-    if (err.truncated) {
-        snprintf(err.msg, sizeof err.msg, "premature end of data (truncated file)");
-        longjmp(err.jb, 1);
-    }
     *out = (ltf_image){ .data = pix, .nbytes = rowbytes * (size_t)H, .frames = 1, .height = H, .width = W,
                         .channels = C, .bits = 8 };
     return LTF_OK;
@@ -418,6 +417,41 @@ static int gif_read_mem(GifFileType *gif, GifByteType *buf, int len) {
     return (int)k;
 }
 
+/* Walk the blocks before giflib does: DGifSlurp allocates each frame's
+** declared rectangle, so the frames' sizes (summed) are checked first.
+** Structure errors are left to giflib. */
+static ltf_status gif_prescan(ltf_ctx *ctx, const unsigned char *b, size_t n) {
+    size_t at = 13;
+    if (n < 13) return LTF_OK;
+    if (b[10] & 0x80) at += (size_t)3 << ((b[10] & 7) + 1);
+    int64_t total = 0, frames = 0;
+    while (at < n) {
+        unsigned char tag = b[at++];
+        if (tag == 0x3b) break;
+        if (tag == 0x21) {
+            at++;   /* label */
+        } else if (tag == 0x2c) {
+            if (at + 9 > n) break;
+            int64_t w = b[at + 4] | b[at + 5] << 8, h = b[at + 6] | b[at + 7] << 8;
+            unsigned char flags = b[at + 8];
+            at += 9;
+            if (flags & 0x80) at += (size_t)3 << ((flags & 7) + 1);
+            at++;   /* LZW minimum code size */
+            total += w * h;
+            frames++;
+            if (total > LTF_IMAGE_MAX_BYTES)
+                return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "decode_gif: the frames declare %lld pixels together "
+                                "(frame %lld), over the limit of %lld", (long long)total, (long long)frames,
+                                (long long)LTF_IMAGE_MAX_BYTES);
+        } else {
+            break;
+        }
+        while (at < n && b[at] != 0) at += (size_t)b[at] + 1;   /* sub-blocks */
+        at++;
+    }
+    return LTF_OK;
+}
+
 static ltf_status decode_gif(ltf_ctx *ctx, const void *bytes, size_t n, const ltf_image_opts *o, ltf_image *out) {
     const char *op = "decode_gif";
     if (o->channels != 0 && o->channels != 3)
@@ -431,6 +465,11 @@ static ltf_status decode_gif(ltf_ctx *ctx, const void *bytes, size_t n, const lt
     int64_t W = gif->SWidth, H = gif->SHeight;
     /* a first look at the screen size before DGifSlurp allocates frames */
     ltf_status st = check_size(ctx, op, 1, H, W, 3, 1);
+    if (st != LTF_OK) {
+        DGifCloseFile(gif, &gerr);
+        return st;
+    }
+    st = gif_prescan(ctx, bytes, n);
     if (st != LTF_OK) {
         DGifCloseFile(gif, &gerr);
         return st;

@@ -126,16 +126,22 @@ ltf_status ltf_cpu_io_decode_image(ltf_ctx *ctx, const ltf_op_def *def, ltf_tens
     dims[r++] = im.height;
     dims[r++] = im.width;
     dims[r++] = im.channels;
-    int wide = im.bits == 16;
+    /* 16-bit samples asked (as int32): PNGs come 16-bit from libpng, the
+    ** other formats' 8-bit samples are scaled by 257 (0..255 -> 0..65535) */
+    int wide = o.bits16;
     ltf_tensor *t = ltf_tensor_empty(ctx, wide ? LTF_DTYPE_INT32 : LTF_DTYPE_UINT8, r, dims);
     if (!t) {
         ltf_image_free(&im);
         return ctx->last_status;
     }
-    if (wide) {
+    if (wide && im.bits == 16) {
         const uint16_t *s = im.data;
         int32_t *d = LTF_DATA(t);
         for (size_t i = 0; i < im.nbytes / 2; i++) d[i] = s[i];
+    } else if (wide) {
+        const uint8_t *s = im.data;
+        int32_t *d = LTF_DATA(t);
+        for (size_t i = 0; i < im.nbytes; i++) d[i] = s[i] * 257;
     } else {
         memcpy(LTF_DATA(t), im.data, im.nbytes);
     }
@@ -259,4 +265,26 @@ ltf_status ltf_cpu_io_decode_compressed(ltf_ctx *ctx, const ltf_op_def *def, ltf
         free(buf);
     }
     return st;
+}
+
+ltf_status ltf_cpu_io_serialize_tensor(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                       const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)nin; (void)a; (void)nout;
+    void *buf = NULL;
+    size_t n = 0;
+    ltf_status st = ltf_tensor_serialize(ctx, in[0], &buf, &n);
+    if (st == LTF_OK) st = put(ctx, out[0], 0, buf, n, def->name);
+    free(buf);
+    return st;
+}
+
+ltf_status ltf_cpu_io_parse_tensor(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                   const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)def; (void)nin; (void)nout;
+    size_t n;
+    const char *b = bytes_of(in[0], 0, &n);
+    ltf_tensor *t = ltf_tensor_parse(ctx, b, n, (int)a->i[0]);
+    if (!t) return ctx->last_status;
+    out[0] = t;
+    return LTF_OK;
 }

@@ -733,6 +733,18 @@ LTF_API ltf_status ltf_decompress(ltf_ctx *ctx, int type, const void *bytes, siz
 /* Deflate (zlib's default level) as 'type' 1 ZLIB or 2 GZIP; 0 a copy. */
 LTF_API ltf_status ltf_compress(ltf_ctx *ctx, int type, const void *bytes, size_t n, void **out, size_t *outn);
 /* }==== */
+
+/* {==== TensorProto (core/io_tensor.c): TensorFlow's serialized tensors
+** (tf.io.serialize_tensor / parse_tensor). Numeric and bool tensors
+** (concrete, on the host) are written as tensor_content, strings as
+** string_val. */
+/* The TensorProto bytes of 't' ('*out' malloc'ed, '*n' bytes). */
+LTF_API ltf_status  ltf_tensor_serialize(ltf_ctx *ctx, const ltf_tensor *t, void **out, size_t *n);
+/* A new tensor from TensorProto bytes; 'want' >= 0 must be its dtype.
+** Bad bytes, a dtype other than 'want', a shape or value count that does
+** not fit: NULL with LTF_ERR_INVALID_ARGUMENT (see ctx). */
+LTF_API ltf_tensor *ltf_tensor_parse(ltf_ctx *ctx, const void *bytes, size_t n, int want);
+/* }==== */
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,8 @@ LTF_CPU_KERNEL(ltf_cpu_io_encode_png);
 LTF_CPU_KERNEL(ltf_cpu_io_encode_jpeg);
 LTF_CPU_KERNEL(ltf_cpu_io_decode_raw);
 LTF_CPU_KERNEL(ltf_cpu_io_decode_compressed);
+LTF_CPU_KERNEL(ltf_cpu_io_serialize_tensor);
+LTF_CPU_KERNEL(ltf_cpu_io_parse_tensor);
 
 #define INFER_ARGS ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, \
                    const ltf_attrs *a, ltf_type *out, int maxout, int *nout
@@ -148,6 +150,31 @@ static ltf_status infer_decode_compressed(INFER_ARGS) {
     return LTF_OK;
 }
 
+static ltf_status infer_serialize(INFER_ARGS) {
+    (void)nin; (void)a; (void)maxout;
+    ltf_dtype dt = in[0]->dtype;
+    if (dt == LTF_DTYPE_RESOURCE)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: cannot serialize a tensor of dtype %s", def->name,
+                        ltf_dtype_name(dt));
+    out[0].dtype = LTF_DTYPE_STRING;
+    out[0].rank = 0;
+    *nout = 1;
+    return LTF_OK;
+}
+
+static ltf_status infer_parse(INFER_ARGS) {
+    (void)nin; (void)maxout;
+    ltf_status st = need_string(ctx, def, "serialized", in[0], 1);
+    if (st != LTF_OK) return st;
+    int64_t dt = a->i[0];
+    if (dt < 0 || dt >= LTF_DTYPE_COUNT || dt == LTF_DTYPE_RESOURCE)
+        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: 'out_type' must be a dtype (not resource)", def->name);
+    out[0].dtype = (ltf_dtype)dt;
+    out[0].rank = LTF_UNKNOWN_RANK;
+    *nout = 1;
+    return LTF_OK;
+}
+
 #define CPU(k) { [LTF_DEVICE_CPU] = k }
 #define ND LTF_OP_NOT_DIFFERENTIABLE
 #define KA LTF_OP_KERNEL_ALLOCATES
@@ -165,3 +192,5 @@ DEF(encode_png, ENCODE_PNG, 1, 1, 0, infer_encode, ltf_cpu_io_encode_png)
 DEF(encode_jpeg, ENCODE_JPEG, 1, 1, 0, infer_encode, ltf_cpu_io_encode_jpeg)
 DEF(decode_raw, DECODE_RAW, 1, 1, KA, infer_decode_raw, ltf_cpu_io_decode_raw)
 DEF(decode_compressed, DECODE_COMPRESSED, 1, 1, 0, infer_decode_compressed, ltf_cpu_io_decode_compressed)
+DEF(serialize_tensor, SERIALIZE_TENSOR, 1, 1, 0, infer_serialize, ltf_cpu_io_serialize_tensor)
+DEF(parse_tensor, PARSE_TENSOR, 1, 1, KA, infer_parse, ltf_cpu_io_parse_tensor)

@@ -105,7 +105,9 @@ local LAZY = {
   {"tf.autograph", "autograph", "Tensor:iter"},   -- Lua control flow on tensors inside tf.fn; x:iter()
   {"tf.keras", "keras"},           -- layers, models, optimizers, losses, fit, datasets
   {"tf.data", "data"},             -- tf.data.Dataset (input pipelines)
-  {"tf.io", "io"},                 -- tf.io: files, gfile, image codecs, decode_raw, decode_compressed (docs/io.md)
+  {"tf.io", "io",                  -- tf.io: files, gfile, image codecs, decode_raw, decode_compressed (docs/io.md)
+   "image.decode_png", "image.decode_jpeg", "image.decode_gif", "image.decode_image", "image.encode_png",
+   "image.encode_jpeg", "image.is_jpeg"},
   {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
 }
 local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet

@@ -29,6 +29,12 @@ return function(tf)
     return v
   end
 
+  -- a string tensor, a string, or a (nested) table of strings
+  local function strings_arg(op, arg, v)
+    if type(v) == "table" and not tf.is_tensor(v) and getmetatable(v) == nil then return tf.constant(v) end
+    return need_string(op, arg, v)
+  end
+
   local function dtype_name(d)
     if d == nil then return nil end
     if type(d) == "string" then return d end
@@ -150,11 +156,11 @@ return function(tf)
     return internal.io_encode_jpeg(a.image, q, f, flags)
   end
 
-  --- True when the bytes are a JPEG (TensorFlow's tf.io.is_jpeg), as a bool tensor.
+  --- Whether the bytes start as a JPEG does (FF D8 FF): a bool scalar
+  -- (TensorFlow's tf.io.is_jpeg); works inside tf.fn.
   function io_.is_jpeg(...)
     local a = args("is_jpeg", {"contents", "name"}, 1, ...)
-    local s = tf.is_tensor(a.contents) and a.contents:item() or a.contents
-    return tf.constant(#s >= 3 and s:byte(1) == 0xff and s:byte(2) == 0xd8 and s:byte(3) == 0xff)
+    return tf.equal(tf.strings.substr(need_string("is_jpeg", "contents", a.contents), 1, 3), "\255\216\255")
   end
   -- }====
 
@@ -165,7 +171,7 @@ return function(tf)
   -- tf.io.decode_raw(input_bytes, out_type [, {little_endian = true, fixed_length =, name =}])
   function io_.decode_raw(...)
     local a = args("decode_raw", {"input_bytes", "out_type", "little_endian", "fixed_length", "name"}, 2, ...)
-    return internal.io_decode_raw(need_string("decode_raw", "input_bytes", a.input_bytes), a.out_type,
+    return internal.io_decode_raw(strings_arg("decode_raw", "input_bytes", a.input_bytes), a.out_type,
                                   a.little_endian ~= false, a.fixed_length or 0)
   end
 
@@ -180,9 +186,31 @@ return function(tf)
       raise(2, "ValueError", "decode_compressed: 'compression_type' must be \"\", \"ZLIB\" or \"GZIP\", got %s",
             tostring(a.compression_type))
     end
-    return internal.io_decode_compressed(need_string("decode_compressed", "bytes", a.bytes), t)
+    return internal.io_decode_compressed(strings_arg("decode_compressed", "bytes", a.bytes), t)
+  end
+
+  --- TensorFlow's TensorProto bytes of a tensor (scalar string): what
+  -- tf.io.parse_tensor, TensorFlow's included, reads back.
+  -- tf.io.serialize_tensor(tensor [, {name =}])
+  function io_.serialize_tensor(...)
+    local a = args("serialize_tensor", {"tensor", "name"}, 1, ...)
+    return internal.io_serialize_tensor(a.tensor)
+  end
+
+  --- The tensor in TensorProto bytes; its dtype must be out_type.
+  -- tf.io.parse_tensor(serialized, out_type [, {name =}])
+  function io_.parse_tensor(...)
+    local a = args("parse_tensor", {"serialized", "out_type", "name"}, 2, ...)
+    return internal.io_parse_tensor(need_string("parse_tensor", "serialized", a.serialized), a.out_type)
   end
   -- }====
+
+  -- TensorFlow's aliases in tf.image
+  tf.image = tf.image or {}
+  for _, k in ipairs{"decode_png", "decode_jpeg", "decode_gif", "decode_image", "encode_png", "encode_jpeg",
+                     "is_jpeg"} do
+    tf.image[k] = io_[k]
+  end
 
   require("tf.io_gfile")(tf)
 

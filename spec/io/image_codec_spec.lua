@@ -10,7 +10,7 @@ local support = require("support")
 local FIX = "spec/fixtures/images/"
 
 local function pil(path, mode, scale)
-  local cmd = "/usr/bin/python3 spec/io/pil_dump.py " .. support.shell_quote(path) .. " " .. (mode or "-") ..
+  local cmd = "env -u LD_PRELOAD /usr/bin/python3 spec/io/pil_dump.py " .. support.shell_quote(path) .. " " .. (mode or "-") ..
               (scale and (" " .. scale) or "")
   local p = assert(io.popen(cmd))
   local out = p:read("a")
@@ -179,6 +179,14 @@ describe("tf.io.decode_image", function()
     local g = flat(tf.io.decode_png(read("grey.png")))
     local ff = flat(f)
     for i = 1, #g do assert.near(g[i] / 255, ff[i], 1e-6) end
+    assert.equal(tf.io.decode_png, tf.image.decode_png)   -- TensorFlow's aliases
+    assert.equal(tf.io.encode_jpeg, tf.image.encode_jpeg)
+    local j16 = flat(tf.io.decode_image(read("grey.jpg"), {dtype = "uint16"}))
+    local j8 = flat(tf.io.decode_image(read("grey.jpg")))
+    for i = 1, #j8 do assert.equal(j8[i] * 257, j16[i]) end
+    assert.is_true(tf.io.is_jpeg(read("grey.jpg")):item())
+    assert.is_false(tf.io.is_jpeg(read("grey.png")):item())
+    assert.is_false(tf.io.is_jpeg("\255"):item())
     assert.tf_error("InvalidArgumentError", "decode_image: unknown image format: the contents are not PNG, JPEG, GIF "
                     .. "or BMP data", tf.io.decode_image, "hello")
   end)

@@ -18,6 +18,8 @@
 **   decode_raw        bytes (string [...])       i[0]: out dtype; i[1]: little endian; i[2]: fixed
 **                                                length (0: none). [..., n]
 **   decode_compressed bytes (string [...])       i[0]: 0 none, 1 ZLIB, 2 GZIP. Same shape.
+**   serialize_tensor  tensor                     TensorProto bytes: scalar string.
+**   parse_tensor      serialized (scalar string) i[0]: out dtype. Shape from the proto (unknown rank).
 */
 #ifndef LTF_OPS_IO_H
 #define LTF_OPS_IO_H
@@ -27,6 +29,7 @@
     X(DECODE_PNG, decode_png) X(DECODE_JPEG, decode_jpeg)              \
     X(DECODE_GIF, decode_gif) X(DECODE_IMAGE, decode_image)            \
     X(ENCODE_PNG, encode_png) X(ENCODE_JPEG, encode_jpeg)              \
-    X(DECODE_RAW, decode_raw) X(DECODE_COMPRESSED, decode_compressed)
+    X(DECODE_RAW, decode_raw) X(DECODE_COMPRESSED, decode_compressed) \
+    X(SERIALIZE_TENSOR, serialize_tensor) X(PARSE_TENSOR, parse_tensor)
 
 #endif
