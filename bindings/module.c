@@ -453,5 +453,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_optim(L);
     ltfL_open_device(L);
     ltfL_open_rnn(L);
+    ltfL_open_summary(L);
     return 1;
 }

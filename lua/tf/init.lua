@@ -106,6 +106,7 @@ local LAZY = {
   {"tf.keras", "keras"},           -- layers, models, optimizers, losses, fit, datasets
   {"tf.data", "data"},             -- tf.data.Dataset (input pipelines)
   {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
+  {"tf.summary", "summary"},       -- tf.summary: TensorBoard event files
 }
 local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet
 local state = {}      -- [module] = "loading" | "loaded"
