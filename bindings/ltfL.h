@@ -128,5 +128,6 @@ void ltfL_open_checkpoint(lua_State *L);
 void ltfL_open_optim(lua_State *L);
 void ltfL_open_device(lua_State *L);
 void ltfL_open_rnn(lua_State *L);
+void ltfL_open_tfrecord(lua_State *L);
 
 #endif

@@ -454,5 +454,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_device(L);
     ltfL_open_rnn(L);
     ltfL_open_summary(L);
+    ltfL_open_tfrecord(L);
     return 1;
 }

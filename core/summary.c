@@ -12,9 +12,10 @@
 **
 ** Writers live in a process-wide table and are named by id (an integer the
 ** summary op carries as an attribute, so a traced function that writes
-** holds no pointer). Events are framed into a memory queue and go to the
-** file when 'max_queue' are pending, when 'flush_millis' have passed since
-** the last flush (checked at each write), at ltf_summary_flush and at close.
+** holds no pointer). Records go through core/tfrecord.c's writer (its
+** framing and buffer), flushed to the file when 'max_queue' events are
+** pending, when 'flush_millis' have passed since the last flush (checked at
+** each write), at ltf_summary_flush and at close.
 */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -35,14 +36,15 @@
 #include "graph.pb-c.h"
 
 typedef struct ltf_summary_writer {
-    FILE   *f;
+    ltf_tfrecord_writer *f;   /* core/tfrecord.c: the record framing */
+    ltf_ctx *fctx;            /* the context 'f' reports to (the opener's) */
     char   *path;
     int     max_queue;
     int64_t flush_millis;
-    double  last_flush;     /* seconds */
-    int     pending;        /* events in 'buf' */
-    unsigned char *buf;     /* framed records not yet written */
-    size_t  len, cap;
+    double  last_flush;       /* seconds */
+    int     pending;          /* events written since the last flush */
+    unsigned char *buf;       /* one serialized Event */
+    size_t  cap;
     pthread_mutex_t mu;
 } ltf_summary_writer;
 
@@ -64,15 +66,10 @@ static ltf_summary_writer *lookup(int64_t id) {
     return w;
 }
 
-static uint32_t masked_crc(const void *p, size_t n) {
-    uint32_t c = ltf_crc32c(0, p, n);
-    return ((c >> 15) | (c << 17)) + 0xa282ead8u;
-}
-
-static int reserve(ltf_summary_writer *w, size_t more) {
-    if (w->len + more <= w->cap) return 1;
+static int reserve(ltf_summary_writer *w, size_t n) {
+    if (n <= w->cap) return 1;
     size_t cap = w->cap ? w->cap : 4096;
-    while (cap < w->len + more) cap *= 2;
+    while (cap < n) cap *= 2;
     unsigned char *b = realloc(w->buf, cap);
     if (!b) return 0;
     w->buf = b;
@@ -80,31 +77,26 @@ static int reserve(ltf_summary_writer *w, size_t more) {
     return 1;
 }
 
-/* Write the queued records to the file (caller holds w->mu). */
-static ltf_status drain(ltf_ctx *ctx, ltf_summary_writer *w) {
-    if (w->len && fwrite(w->buf, 1, w->len, w->f) != w->len)
-        return ltf_fail(ctx, LTF_ERR_INTERNAL, "summary: cannot write %s: %s", w->path, strerror(errno));
-    w->len = 0;
-    w->pending = 0;
-    if (fflush(w->f) != 0)
-        return ltf_fail(ctx, LTF_ERR_INTERNAL, "summary: cannot write %s: %s", w->path, strerror(errno));
-    w->last_flush = now_seconds();
-    return LTF_OK;
+/* The writer's error, copied to the caller's context. */
+static ltf_status relay(ltf_ctx *ctx, ltf_summary_writer *w, ltf_status st) {
+    if (st == LTF_OK || ctx == w->fctx) return st;
+    return ltf_fail(ctx, st, "summary: %s", ltf_ctx_error(w->fctx));
 }
 
-/* Frame one serialized Event into the queue (caller holds w->mu). */
+/* Push the written records to the file (caller holds w->mu). */
+static ltf_status drain(ltf_ctx *ctx, ltf_summary_writer *w) {
+    w->pending = 0;
+    w->last_flush = now_seconds();
+    return relay(ctx, w, ltf_tfrecord_writer_flush(w->f));
+}
+
+/* Append one Event as a record (caller holds w->mu). */
 static ltf_status append_event(ltf_ctx *ctx, ltf_summary_writer *w, const Tensorflow__Event *e) {
     size_t n = tensorflow__event__get_packed_size(e);
-    if (!reserve(w, n + 16)) return ltf_fail_oom(ctx, "summary event", n + 16);
-    unsigned char *p = w->buf + w->len;
-    uint64_t len = n;
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(len >> (8 * i));
-    uint32_t c = masked_crc(p, 8);
-    for (int i = 0; i < 4; i++) p[8 + i] = (unsigned char)(c >> (8 * i));
-    tensorflow__event__pack(e, p + 12);
-    c = masked_crc(p + 12, n);
-    for (int i = 0; i < 4; i++) p[12 + n + (size_t)i] = (unsigned char)(c >> (8 * i));
-    w->len += n + 16;
+    if (!reserve(w, n + 1)) return ltf_fail_oom(ctx, "summary event", n + 1);
+    tensorflow__event__pack(e, w->buf);
+    ltf_status st = relay(ctx, w, ltf_tfrecord_write(w->f, w->buf, n));
+    if (st != LTF_OK) return st;
     w->pending++;
     if (w->pending >= w->max_queue ||
         (w->flush_millis >= 0 && (now_seconds() - w->last_flush) * 1000.0 >= (double)w->flush_millis))
@@ -148,19 +140,20 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
     if (!path) return ltf_fail_oom(ctx, "event file name", plen);
     snprintf(path, plen, "%s/events.out.tfevents.%010lld.%s.%ld.%d%s", logdir, (long long)t, host, (long)getpid(), n,
              suffix);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        ltf_status st = ltf_fail(ctx, LTF_ERR_NOT_FOUND, "create_file_writer: cannot create %s: %s", path, strerror(errno));
+    ltf_tfrecord_writer *f;
+    ltf_status st = ltf_tfrecord_writer_open(ctx, path, NULL, &f);
+    if (st != LTF_OK) {
         free(path);
         return st;
     }
     ltf_summary_writer *w = calloc(1, sizeof *w);
     if (!w) {
-        fclose(f);
+        ltf_tfrecord_writer_close(f);
         free(path);
         return ltf_fail_oom(ctx, "summary writer", sizeof *w);
     }
     w->f = f;
+    w->fctx = ctx;
     w->path = path;
     w->max_queue = max_queue > 0 ? max_queue : 1;
     w->flush_millis = flush_millis;
@@ -172,11 +165,11 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
     e.what_case = TENSORFLOW__EVENT__WHAT_FILE_VERSION;
     e.file_version = "brain.Event:2";
     pthread_mutex_lock(&w->mu);
-    ltf_status st = append_event(ctx, w, &e);
+    st = append_event(ctx, w, &e);
     if (st == LTF_OK) st = drain(ctx, w);
     pthread_mutex_unlock(&w->mu);
     if (st != LTF_OK) {
-        fclose(f);
+        ltf_tfrecord_writer_close(f);
         free(w->buf);
         free(path);
         free(w);
@@ -186,7 +179,7 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
     ltf_summary_writer **nt = realloc(table, sizeof *table * (size_t)(table_n + 1));
     if (!nt) {
         pthread_mutex_unlock(&table_mu);
-        fclose(f);
+        ltf_tfrecord_writer_close(f);
         free(w->buf);
         free(path);
         free(w);
@@ -222,8 +215,8 @@ ltf_status ltf_summary_close(ltf_ctx *ctx, int64_t id) {
     pthread_mutex_lock(&w->mu);
     ltf_status st = drain(ctx, w);
     pthread_mutex_unlock(&w->mu);
-    if (fclose(w->f) != 0 && st == LTF_OK)
-        st = ltf_fail(ctx, LTF_ERR_INTERNAL, "summary: cannot close %s: %s", w->path, strerror(errno));
+    ltf_status cst = relay(ctx, w, ltf_tfrecord_writer_close(w->f));
+    if (st == LTF_OK) st = cst;
     pthread_mutex_destroy(&w->mu);
     free(w->buf);
     free(w->path);

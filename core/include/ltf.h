@@ -634,7 +634,7 @@ LTF_API ltf_status     ltf_ckpt_restore(ltf_ctx *ctx, const ltf_ckpt_file *f, lt
 ** logdir/events.out.tfevents.<seconds>.<host>.<pid>.<n><suffix> (suffix NULL:
 ** ".v2"); the first record holds file_version "brain.Event:2". Writers are
 ** named by id (>= 1) in a process-wide table; writes to a closed id do
-** nothing. Events are queued in memory and written when 'max_queue' are
+** nothing. Events go through core/tfrecord.c's writer, flushed when 'max_queue' are
 ** pending, when 'flush_millis' (< 0: never) have passed since the last
 ** flush, at ltf_summary_flush and at ltf_summary_close. */
 enum {
@@ -665,6 +665,59 @@ typedef struct ltf_summary_node {
 LTF_API ltf_status  ltf_summary_graph_def(ltf_ctx *ctx, int n, const ltf_summary_node *nodes, void **out, size_t *len);
 LTF_API ltf_status  ltf_summary_flush(ltf_ctx *ctx, int64_t id);
 LTF_API ltf_status  ltf_summary_close(ltf_ctx *ctx, int64_t id);
+/* }==== */
+
+/* {==== TFRecord files (core/tfrecord.c, docs/tfrecord.md)
+** A file is a sequence of records, each: uint64 length (little-endian), the
+** masked CRC32C of those 8 bytes (uint32 LE), 'length' bytes of data, the
+** masked CRC32C of the data (uint32 LE); mask(c) = ((c >> 15) | (c << 17)) +
+** 0xa282ead8 (TensorFlow's format). The whole file may be compressed:
+** compression "" (or NULL, "NONE"), "ZLIB" (zlib stream) or "GZIP" (gzip
+** stream), through zlib. Writers and readers are used by one thread at a
+** time; their errors go to the context they were opened with. */
+typedef struct ltf_tfrecord_writer ltf_tfrecord_writer;
+typedef struct ltf_tfrecord_reader ltf_tfrecord_reader;
+/* Masked CRC32C of 'n' bytes, as stored in a record. */
+LTF_API uint32_t   ltf_tfrecord_masked_crc(const void *data, size_t n);
+/* Create (truncate) 'path' for writing: LTF_ERR_NOT_FOUND / an errno
+** message when it cannot be created, LTF_ERR_INVALID_ARGUMENT for an unknown
+** compression. Level -1 is zlib's default (6); 0..9 otherwise. */
+LTF_API ltf_status ltf_tfrecord_writer_open(ltf_ctx *ctx, const char *path, const char *compression,
+                                            ltf_tfrecord_writer **out);
+LTF_API ltf_status ltf_tfrecord_writer_open_level(ltf_ctx *ctx, const char *path, const char *compression,
+                                                  int level, ltf_tfrecord_writer **out);
+/* Append one record of 'len' bytes. */
+LTF_API ltf_status ltf_tfrecord_write(ltf_tfrecord_writer *w, const void *data, size_t len);
+/* Push everything written so far to the file (a compressed stream is sync-flushed). */
+LTF_API ltf_status ltf_tfrecord_writer_flush(ltf_tfrecord_writer *w);
+/* Finish the stream, close the file and free 'w' (NULL is a no-op); the
+** status of the final writes. */
+LTF_API ltf_status ltf_tfrecord_writer_close(ltf_tfrecord_writer *w);
+
+/* Reader flags */
+#define LTF_TFRECORD_SKIP_CORRUPT 1   /* skip records whose CRC fails (see ltf_tfrecord_reader_skipped) */
+/* Open 'path' for reading; 'buffer_size' bytes of read buffer (0: 256 KiB).
+** LTF_ERR_NOT_FOUND when missing. */
+LTF_API ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *compression,
+                                            size_t buffer_size, int flags, ltf_tfrecord_reader **out);
+/* The same over a copy of 'n' bytes in memory ('name' names it in errors). */
+LTF_API ltf_status ltf_tfrecord_reader_open_memory(ltf_ctx *ctx, const void *bytes, size_t n, const char *name,
+                                                   const char *compression, int flags, ltf_tfrecord_reader **out);
+/* The next record: '*data' (lent until the next call or close), '*len' and
+** '*offset' (its byte offset in the uncompressed stream). LTF_ERR_OUT_OF_RANGE
+** at the end (a clean end between records). LTF_ERR_DATA_LOSS "<file>:
+** corrupted record at <offset>" (a length or data CRC mismatch) and
+** "<file>: truncated record at <offset>" (the stream ends inside a record),
+** as TensorFlow; a corrupt compressed stream is LTF_ERR_DATA_LOSS too. With
+** LTF_TFRECORD_SKIP_CORRUPT a record whose data CRC fails is skipped; a
+** length whose CRC fails cannot be trusted, so the rest of the file is
+** skipped (TensorFlow's skip does the same: it cannot resynchronize). */
+LTF_API ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len,
+                                            uint64_t *offset);
+/* Records skipped so far under LTF_TFRECORD_SKIP_CORRUPT. */
+LTF_API uint64_t   ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r);
+/* Close and free (NULL is a no-op). */
+LTF_API void       ltf_tfrecord_reader_close(ltf_tfrecord_reader *r);
 /* }==== */
 #ifdef __cplusplus
 }

@@ -282,5 +282,5 @@ return function(tf, I)
   end
   -- }====
 
-  return {tf_for = tf_for, graph_of = graph_of}
+  return {tf_for = tf_for, graph_of = graph_of, graphs = graphs}
 end

@@ -1352,6 +1352,12 @@ return function(tf)
   -- }====
 
 
+  -- {==== file datasets in their own modules (lua/tf/data/tfrecord.lua)
+  local shared = {Dataset = Dataset, new = new, raise = raise, kw = kw, check_int = check_int, iters = iters,
+                  card = card, graphs = graph.graphs, iter_of = iter_of, UNK = UNK, INF = INF, tracing = tracing}
+  require("tf.data.tfrecord")(tf, shared)
+  -- }====
+
   -- tf.keras.datasets (mnist.load_data, lua/tf/keras/datasets.lua) is
   -- installed with tf.keras: loading tf.data does not load Keras.
   return data

@@ -1,0 +1,373 @@
+/*
+** tfrecord.c: Lua bindings of TFRecord files (core/tfrecord.c). The writer is
+** a thin box. The reader runs on a worker thread of its own (its own
+** context): it reads, checks and copies records into chunks of strings, up
+** to QDEPTH chunks ahead; the Lua thread takes them as scalar string tensors
+** (tfrecord_next) or whole 1-D string tensors (tfrecord_next_batch, what
+** TFRecordDataset:batch uses). lua/tf/io_tfrecord.lua and
+** lua/tf/data/tfrecord.lua build the API.
+*/
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ltfL.h"
+
+#define LTFL_TFW "tf.TFRecordWriterHandle"
+#define LTFL_TFR "tf.TFRecordReaderHandle"
+#define QDEPTH 8
+#define CHUNK_RECORDS 512
+#define CHUNK_BYTES (4u << 20)
+
+/* {==== writer */
+typedef struct tfw_box { ltf_tfrecord_writer *w; } tfw_box;
+
+static ltf_tfrecord_writer *checkwriter(lua_State *L, int idx) {
+    tfw_box *b = luaL_checkudata(L, idx, LTFL_TFW);
+    if (!b->w) ltfL_raise(L, LTF_ERR_FAILED_PRECONDITION, "TFRecordWriter: the writer is closed");
+    return b->w;
+}
+
+/* core.tfrecord_writer_open(path, compression, level) -> handle */
+static int l_writer_open(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    const char *comp = luaL_optstring(L, 2, "");
+    int level = (int)luaL_optinteger(L, 3, -1);
+    tfw_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+    b->w = NULL;
+    luaL_setmetatable(L, LTFL_TFW);
+    ltf_status st = ltf_tfrecord_writer_open_level(ltfL_ctx(L), path, comp, level, &b->w);
+    if (st) return ltfL_raisectx(L, st);
+    return 1;
+}
+
+/* core.tfrecord_write(handle, bytes | string tensor (scalar or vector)) */
+static int l_write(lua_State *L) {
+    ltf_tfrecord_writer *w = checkwriter(L, 1);
+    ltf_status st = LTF_OK;
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        size_t n;
+        const char *s = lua_tolstring(L, 2, &n);
+        st = ltf_tfrecord_write(w, s, n);
+    } else {
+        ltf_tensor *t = ltfL_testtensor(L, 2);
+        if (!t || ltf_tensor_dtype(t) != LTF_DTYPE_STRING || ltf_tensor_is_symbolic(t))
+            return ltfL_raise(L, LTF_ERR_TYPE, "TFRecordWriter.write: 'record' must be a Lua string or a string tensor");
+        const ltf_string *const *s = ltf_tensor_data(t);
+        int64_t n = ltf_tensor_num_elements(t);
+        for (int64_t i = 0; i < n && st == LTF_OK; i++)
+            st = s[i] ? ltf_tfrecord_write(w, s[i]->bytes, s[i]->len) : ltf_tfrecord_write(w, "", 0);
+    }
+    if (st) return ltfL_raisectx(L, st);
+    return 0;
+}
+
+static int l_writer_flush(lua_State *L) {
+    ltf_status st = ltf_tfrecord_writer_flush(checkwriter(L, 1));
+    if (st) return ltfL_raisectx(L, st);
+    return 0;
+}
+
+/* core.tfrecord_writer_close(handle): closing twice is a no-op */
+static int l_writer_close(lua_State *L) {
+    tfw_box *b = luaL_checkudata(L, 1, LTFL_TFW);
+    if (!b->w) return 0;
+    ltf_status st = ltf_tfrecord_writer_close(b->w);
+    b->w = NULL;
+    if (st) return ltfL_raisectx(L, st);
+    return 0;
+}
+
+static int writer_gc(lua_State *L) {
+    tfw_box *b = luaL_checkudata(L, 1, LTFL_TFW);
+    if (b->w) ltf_tfrecord_writer_close(b->w);
+    b->w = NULL;
+    return 0;
+}
+/* }==== */
+
+/* {==== reader with its worker thread */
+typedef struct chunk {
+    ltf_string **s;   /* NULL entries: empty records */
+    uint64_t *off;
+    int n;
+} chunk;
+
+typedef struct tfr {
+    ltf_tfrecord_reader *r;
+    ltf_ctx *wctx;
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    chunk q[QDEPTH];
+    int qhead, qlen;
+    int done, stop;           /* worker finished / asked to stop */
+    ltf_status err;           /* the worker's failure, raised after its records */
+    char *errmsg;
+    chunk cur;                /* the chunk being handed out */
+    int curat;
+    int finished;             /* the Lua side has seen the end */
+} tfr;
+
+typedef struct tfr_box { tfr *p; } tfr_box;
+
+static void chunk_free(chunk *c, int from) {
+    for (int i = from; i < c->n; i++) ltf_string_release(c->s[i]);
+    free(c->s);
+    free(c->off);
+    c->s = NULL;
+    c->off = NULL;
+    c->n = 0;
+}
+
+static void *reader_worker(void *arg) {
+    tfr *p = arg;
+    ltf_status st = LTF_OK;
+    int end = 0;
+    while (!end) {
+        chunk c = {malloc(sizeof(ltf_string *) * CHUNK_RECORDS), malloc(sizeof(uint64_t) * CHUNK_RECORDS), 0};
+        size_t bytes = 0;
+        if (!c.s || !c.off) {
+            chunk_free(&c, 0);
+            st = LTF_ERR_RESOURCE_EXHAUSTED;
+            break;
+        }
+        while (c.n < CHUNK_RECORDS && bytes < CHUNK_BYTES) {
+            const void *d;
+            size_t len;
+            uint64_t off;
+            st = ltf_tfrecord_reader_next(p->r, &d, &len, &off);
+            if (st == LTF_ERR_OUT_OF_RANGE) { st = LTF_OK; end = 1; break; }
+            if (st) { end = 1; break; }
+            ltf_string *s = NULL;
+            if (len) {
+                s = ltf_string_new(d, len);
+                if (!s) { st = LTF_ERR_RESOURCE_EXHAUSTED; end = 1; break; }
+            }
+            c.s[c.n] = s;
+            c.off[c.n] = off;
+            c.n++;
+            bytes += len;
+        }
+        pthread_mutex_lock(&p->mu);
+        while (p->qlen == QDEPTH && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+        if (p->stop) {
+            pthread_mutex_unlock(&p->mu);
+            chunk_free(&c, 0);
+            return NULL;
+        }
+        if (c.n) {
+            p->q[(p->qhead + p->qlen) % QDEPTH] = c;
+            p->qlen++;
+        } else chunk_free(&c, 0);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_mutex_lock(&p->mu);
+    if (st) {
+        p->err = st;
+        const char *m = st == LTF_ERR_RESOURCE_EXHAUSTED && ltf_ctx_status(p->wctx) == LTF_OK
+                            ? "TFRecordDataset: out of memory for a record" : ltf_ctx_error(p->wctx);
+        p->errmsg = strdup(m ? m : "TFRecordDataset: read failed");
+    }
+    p->done = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void tfr_free(tfr *p) {
+    if (!p) return;
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->thread, NULL);
+    }
+    for (int i = 0; i < p->qlen; i++) chunk_free(&p->q[(p->qhead + i) % QDEPTH], 0);
+    chunk_free(&p->cur, p->curat);
+    ltf_tfrecord_reader_close(p->r);
+    if (p->wctx) ltf_ctx_release(p->wctx);
+    free(p->errmsg);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+static tfr *checkreader(lua_State *L, int idx) {
+    tfr_box *b = luaL_checkudata(L, idx, LTFL_TFR);
+    if (!b->p) ltfL_raise(L, LTF_ERR_FAILED_PRECONDITION, "TFRecordDataset: the reader is closed");
+    return b->p;
+}
+
+/* core.tfrecord_reader_open(path, compression, buffer_size, skip_corrupt) -> handle */
+static int l_reader_open(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    const char *comp = luaL_optstring(L, 2, "");
+    lua_Integer bs = luaL_optinteger(L, 3, 0);
+    int skip = lua_toboolean(L, 4);
+    if (bs < 0) return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: buffer_size must be >= 0");
+    tfr_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+    b->p = NULL;
+    luaL_setmetatable(L, LTFL_TFR);
+    tfr *p = calloc(1, sizeof *p);
+    if (!p) return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory");
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    b->p = p;
+    p->wctx = ltf_ctx_new();
+    if (!p->wctx) return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory for a context");
+    ltf_status st = ltf_tfrecord_reader_open(p->wctx, path, comp, (size_t)bs, skip ? LTF_TFRECORD_SKIP_CORRUPT : 0, &p->r);
+    if (st) return ltfL_raise(L, st, ltf_ctx_error(p->wctx));
+    if (pthread_create(&p->thread, NULL, reader_worker, p) != 0)
+        return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: cannot start the reader thread");
+    p->started = 1;
+    return 1;
+}
+
+/* Make p->cur hold unread records: 1, or 0 at the end (raises the worker's error). */
+static int refill(lua_State *L, tfr *p) {
+    if (p->curat < p->cur.n) return 1;
+    chunk_free(&p->cur, p->curat);
+    p->curat = 0;
+    if (p->finished) return 0;
+    pthread_mutex_lock(&p->mu);
+    while (p->qlen == 0 && !p->done) pthread_cond_wait(&p->cv, &p->mu);
+    if (p->qlen) {
+        p->cur = p->q[p->qhead];
+        p->qhead = (p->qhead + 1) % QDEPTH;
+        p->qlen--;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        return 1;
+    }
+    ltf_status err = p->err;
+    pthread_mutex_unlock(&p->mu);
+    p->finished = 1;
+    if (err) {
+        lua_pushstring(L, p->errmsg ? p->errmsg : "TFRecordDataset: read failed");
+        return ltfL_raise(L, err, lua_tostring(L, -1));
+    }
+    return 0;
+}
+
+/* core.tfrecord_next(handle) -> scalar string tensor, offset; nothing at the end */
+static int l_next(lua_State *L) {
+    tfr *p = checkreader(L, 1);
+    if (!refill(L, p)) return 0;
+    ltfL_box *b = ltfL_newbox(L);
+    ltf_tensor *t = ltf_tensor_new(ltfL_ctx(L), LTF_DTYPE_STRING, 0, NULL);
+    if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
+    ((ltf_string **)ltf_tensor_data(t))[0] = p->cur.s[p->curat];
+    lua_pushinteger(L, (lua_Integer)p->cur.off[p->curat]);
+    p->cur.s[p->curat++] = NULL;
+    ltfL_fillbox(L, b, t);
+    return 2;
+}
+
+/* core.tfrecord_next_batch(handle, n) -> 1-D string tensor of up to n records; nothing at the end */
+static int l_next_batch(lua_State *L) {
+    tfr *p = checkreader(L, 1);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    if (n < 1) return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: batch size must be >= 1");
+    if (!refill(L, p)) return 0;
+    size_t cap = (size_t)(n < 4096 ? n : 4096), k = 0;
+    /* collect the records' strings (ownership moves to the tensor) */
+    ltf_string **acc = malloc(sizeof(ltf_string *) * cap);
+    if (!acc) return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory");
+    int more = 1;
+    while ((lua_Integer)k < n && more) {
+        while (p->curat < p->cur.n && (lua_Integer)k < n) {
+            if (k == cap) {
+                ltf_string **na = realloc(acc, sizeof(ltf_string *) * cap * 2);
+                if (!na) {
+                    for (size_t i = 0; i < k; i++) ltf_string_release(acc[i]);
+                    free(acc);
+                    return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory");
+                }
+                acc = na;
+                cap *= 2;
+            }
+            acc[k++] = p->cur.s[p->curat];
+            p->cur.s[p->curat++] = NULL;
+        }
+        if ((lua_Integer)k < n) {
+            /* the worker ended: an error after some records hands these out
+            ** and raises on the next call; refill may raise only with k == 0 */
+            pthread_mutex_lock(&p->mu);
+            int ended = p->qlen == 0 && p->done;
+            pthread_mutex_unlock(&p->mu);
+            if (ended && k > 0) break;
+            if (ended) {
+                free(acc);
+                acc = NULL;
+            }
+            more = refill(L, p);
+            if (!more) break;
+        }
+    }
+    int64_t dim = (int64_t)k;
+    ltfL_box *b = ltfL_newbox(L);
+    ltf_tensor *t = ltf_tensor_new(ltfL_ctx(L), LTF_DTYPE_STRING, 1, &dim);
+    if (!t) {
+        for (size_t i = 0; i < k; i++) ltf_string_release(acc[i]);
+        free(acc);
+        return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
+    }
+    if (k) memcpy(ltf_tensor_data(t), acc, sizeof(ltf_string *) * k);
+    free(acc);
+    ltfL_fillbox(L, b, t);
+    return 1;
+}
+
+static int l_skipped(lua_State *L) {
+    tfr *p = checkreader(L, 1);
+    pthread_mutex_lock(&p->mu);
+    int done = p->done;
+    pthread_mutex_unlock(&p->mu);
+    lua_pushinteger(L, done ? (lua_Integer)ltf_tfrecord_reader_skipped(p->r) : 0);
+    return 1;
+}
+
+static int l_reader_close(lua_State *L) {
+    tfr_box *b = luaL_checkudata(L, 1, LTFL_TFR);
+    tfr_free(b->p);
+    b->p = NULL;
+    return 0;
+}
+
+/* core.tfrecord_masked_crc(bytes) -> integer */
+static int l_masked_crc(lua_State *L) {
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    lua_pushinteger(L, (lua_Integer)ltf_tfrecord_masked_crc(s, n));
+    return 1;
+}
+/* }==== */
+
+static const luaL_Reg tfrecord_fns[] = {
+    {"tfrecord_writer_open", l_writer_open},
+    {"tfrecord_write", l_write},
+    {"tfrecord_writer_flush", l_writer_flush},
+    {"tfrecord_writer_close", l_writer_close},
+    {"tfrecord_reader_open", l_reader_open},
+    {"tfrecord_next", l_next},
+    {"tfrecord_next_batch", l_next_batch},
+    {"tfrecord_skipped", l_skipped},
+    {"tfrecord_reader_close", l_reader_close},
+    {"tfrecord_masked_crc", l_masked_crc},
+    {NULL, NULL}
+};
+
+void ltfL_open_tfrecord(lua_State *L) {
+    luaL_newmetatable(L, LTFL_TFW);
+    lua_pushcfunction(L, writer_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, LTFL_TFR);
+    lua_pushcfunction(L, l_reader_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    ltfL_register(L, tfrecord_fns, LTFL_INTERNAL);
+}

@@ -1,0 +1,9 @@
+/* crc32c.h: internal helpers of core/crc32c.c (ltf_crc32c itself is public, ltf.h). */
+#ifndef LTF_CRC32C_H
+#define LTF_CRC32C_H
+#include <stdint.h>
+#include "ltf.h"
+#include "ctx.h"
+/* The raw CRC register after 'len' more zero bytes (zlib's crc32_combine). */
+LTF_INTERNAL uint32_t ltf_crc32c_shift(uint32_t crc, uint64_t len);
+#endif

@@ -1,0 +1,440 @@
+/*
+** tfrecord.c: TFRecord files (ltf.h, docs/tfrecord.md), TensorFlow's
+** record format: per record a uint64 little-endian length, the masked
+** CRC32C of those 8 bytes, the data, the masked CRC32C of the data. The
+** file may be one zlib or gzip stream (zlib does the compression).
+**
+** The reader keeps one growing buffer of the (uncompressed) stream and
+** hands out records in place: a record is copied only when it straddles a
+** refill. The buffer grows by doubling only while bytes keep arriving, so a
+** hostile length field cannot make it allocate more than twice the bytes the
+** file really holds.
+*/
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "ltf.h"
+#include "ctx.h"
+
+#define MASK_DELTA 0xa282ead8u
+#define NAME_MAX_LEN 512
+
+uint32_t ltf_tfrecord_masked_crc(const void *data, size_t n) {
+    uint32_t c = ltf_crc32c(0, data, n);
+    return ((c >> 15) | (c << 17)) + MASK_DELTA;
+}
+
+static void put_le64(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static void put_le32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static uint64_t get_le64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+static uint32_t get_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+typedef enum { COMP_NONE, COMP_ZLIB, COMP_GZIP } comp_kind;
+
+static int parse_comp(ltf_ctx *ctx, const char *c, comp_kind *out) {
+    if (!c || !*c || !strcmp(c, "NONE")) *out = COMP_NONE;
+    else if (!strcmp(c, "ZLIB")) *out = COMP_ZLIB;
+    else if (!strcmp(c, "GZIP")) *out = COMP_GZIP;
+    else {
+        ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                 "TFRecord: unknown compression_type '%.64s' (expected \"\", \"ZLIB\" or \"GZIP\")", c);
+        return 0;
+    }
+    return 1;
+}
+static int window_bits(comp_kind k) { return k == COMP_GZIP ? MAX_WBITS + 16 : MAX_WBITS; }
+
+/* {==== writer */
+struct ltf_tfrecord_writer {
+    ltf_ctx *ctx;
+    FILE *f;
+    comp_kind comp;
+    z_stream z;
+    int zinit;
+    unsigned char *zout;
+    size_t zcap;
+    int failed;
+    char name[NAME_MAX_LEN];
+};
+
+static ltf_status w_ioerr(ltf_tfrecord_writer *w, const char *what) {
+    w->failed = 1;
+    return ltf_fail(w->ctx, LTF_ERR_DATA_LOSS, "TFRecordWriter: %s: %s failed: %s", w->name, what, strerror(errno));
+}
+
+/* Feed 'n' bytes to the stream (compressed or not) with zlib flush mode 'flush'. */
+static ltf_status w_put(ltf_tfrecord_writer *w, const void *p, size_t n, int flush) {
+    if (w->comp == COMP_NONE) {
+        if (n && fwrite(p, 1, n, w->f) != n) return w_ioerr(w, "write");
+        return LTF_OK;
+    }
+    const unsigned char *in = p;
+    /* zlib's avail_in is 32-bit: feed in slices */
+    do {
+        size_t slice = n > (1u << 30) ? (1u << 30) : n;
+        w->z.next_in = (Bytef *)in;
+        w->z.avail_in = (uInt)slice;
+        in += slice;
+        n -= slice;
+        int mode = n ? Z_NO_FLUSH : flush;
+        do {
+            w->z.next_out = w->zout;
+            w->z.avail_out = (uInt)w->zcap;
+            int rc = deflate(&w->z, mode);
+            if (rc == Z_STREAM_ERROR) {
+                w->failed = 1;
+                return ltf_fail(w->ctx, LTF_ERR_INTERNAL, "TFRecordWriter: %s: deflate failed", w->name);
+            }
+            size_t have = w->zcap - w->z.avail_out;
+            if (have && fwrite(w->zout, 1, have, w->f) != have) return w_ioerr(w, "write");
+        } while (w->z.avail_out == 0 || (mode == Z_FINISH && w->z.avail_in == 0 &&
+                                         w->z.avail_out == 0));
+    } while (n);
+    return LTF_OK;
+}
+
+ltf_status ltf_tfrecord_writer_open_level(ltf_ctx *ctx, const char *path, const char *compression, int level,
+                                          ltf_tfrecord_writer **out) {
+    comp_kind k;
+    if (!out) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordWriter: no output given");
+    *out = NULL;
+    if (!path) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordWriter: no path given");
+    if (!parse_comp(ctx, compression, &k)) return ltf_ctx_status(ctx);
+    if (level < -1 || level > 9)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordWriter: compression_level must be -1..9, got %d", level);
+    ltf_tfrecord_writer *w = calloc(1, sizeof *w);
+    if (!w) return ltf_fail_oom(ctx, "TFRecordWriter", sizeof *w);
+    w->ctx = ctx;
+    w->comp = k;
+    snprintf(w->name, sizeof w->name, "%s", path);
+    w->f = fopen(path, "wb");
+    if (!w->f) {
+        int e = errno;
+        free(w);
+        return ltf_fail(ctx, e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_FAILED_PRECONDITION,
+                        "TFRecordWriter: cannot create '%.400s': %s", path, strerror(e));
+    }
+    setvbuf(w->f, NULL, _IOFBF, 1 << 18);
+    if (k != COMP_NONE) {
+        w->zcap = 1 << 18;
+        w->zout = malloc(w->zcap);
+        if (!w->zout || deflateInit2(&w->z, level, Z_DEFLATED, window_bits(k), 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            fclose(w->f);
+            free(w->zout);
+            free(w);
+            return ltf_fail_oom(ctx, "TFRecordWriter: zlib stream", 1 << 18);
+        }
+        w->zinit = 1;
+    }
+    *out = w;
+    return LTF_OK;
+}
+
+ltf_status ltf_tfrecord_writer_open(ltf_ctx *ctx, const char *path, const char *compression, ltf_tfrecord_writer **out) {
+    return ltf_tfrecord_writer_open_level(ctx, path, compression, -1, out);
+}
+
+ltf_status ltf_tfrecord_write(ltf_tfrecord_writer *w, const void *data, size_t len) {
+    unsigned char head[12], foot[4];
+    if (!w) return LTF_ERR_INVALID_ARGUMENT;
+    if (w->failed) return ltf_fail(w->ctx, LTF_ERR_FAILED_PRECONDITION, "TFRecordWriter: %s: an earlier write failed", w->name);
+    if (!data && len) return ltf_fail(w->ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordWriter: no data given");
+    put_le64(head, (uint64_t)len);
+    put_le32(head + 8, ltf_tfrecord_masked_crc(head, 8));
+    put_le32(foot, ltf_tfrecord_masked_crc(data, len));
+    ltf_status st = w_put(w, head, 12, Z_NO_FLUSH);
+    if (st == LTF_OK) st = w_put(w, data, len, Z_NO_FLUSH);
+    if (st == LTF_OK) st = w_put(w, foot, 4, Z_NO_FLUSH);
+    return st;
+}
+
+ltf_status ltf_tfrecord_writer_flush(ltf_tfrecord_writer *w) {
+    if (!w) return LTF_ERR_INVALID_ARGUMENT;
+    if (w->failed) return ltf_fail(w->ctx, LTF_ERR_FAILED_PRECONDITION, "TFRecordWriter: %s: an earlier write failed", w->name);
+    if (w->comp != COMP_NONE) {
+        ltf_status st = w_put(w, "", 0, Z_SYNC_FLUSH);
+        if (st) return st;
+    }
+    if (fflush(w->f) != 0) return w_ioerr(w, "flush");
+    return LTF_OK;
+}
+
+ltf_status ltf_tfrecord_writer_close(ltf_tfrecord_writer *w) {
+    ltf_status st = LTF_OK;
+    if (!w) return LTF_OK;
+    if (w->comp != COMP_NONE && !w->failed) st = w_put(w, "", 0, Z_FINISH);
+    if (w->zinit) deflateEnd(&w->z);
+    if (fclose(w->f) != 0 && st == LTF_OK && !w->failed) st = w_ioerr(w, "close");
+    free(w->zout);
+    free(w);
+    return st;
+}
+/* }==== */
+
+/* {==== reader */
+struct ltf_tfrecord_reader {
+    ltf_ctx *ctx;
+    int fd;                    /* -1 for memory */
+    comp_kind comp;
+    int flags;
+    unsigned char *buf;        /* the uncompressed stream from 'pos' on */
+    size_t cap, beg, end;      /* buf[beg, end) holds unread bytes */
+    uint64_t pos;              /* stream offset of buf[beg] */
+    int eof;                   /* no more bytes will arrive */
+    int dead;                  /* the rest of the file is skipped */
+    const unsigned char *mem;  /* memory source (owned copy) */
+    size_t memlen, memat;
+    z_stream z;                /* decompression */
+    int zinit, zdone;
+    unsigned char *zin;        /* compressed input buffer */
+    size_t zincap, zinlen;
+    int in_eof;
+    uint64_t skipped;
+    char name[NAME_MAX_LEN];
+};
+
+/* Raw (compressed) bytes from the source into dst: count, 0 at its end, -1 on error. */
+static ssize_t raw_read(ltf_tfrecord_reader *r, unsigned char *dst, size_t n) {
+    if (r->fd < 0) {
+        size_t k = r->memlen - r->memat;
+        if (k > n) k = n;
+        memcpy(dst, r->mem + r->memat, k);
+        r->memat += k;
+        return (ssize_t)k;
+    }
+    for (;;) {
+        ssize_t k = read(r->fd, dst, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: read failed: %s", r->name, strerror(errno));
+        }
+        return k;
+    }
+}
+
+/* Append up to 'room' uncompressed bytes at 'dst': count, 0 at the end, -1 on error. */
+static ssize_t stream_read(ltf_tfrecord_reader *r, unsigned char *dst, size_t room) {
+    if (r->comp == COMP_NONE) return raw_read(r, dst, room);
+    if (r->zdone && r->zinlen == 0 && r->in_eof) return 0;
+    r->z.next_out = dst;
+    r->z.avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
+    uInt start = r->z.avail_out;
+    while (r->z.avail_out == start) {
+        if (r->z.avail_in == 0 && !r->in_eof) {
+            ssize_t k = raw_read(r, r->zin, r->zincap);
+            if (k < 0) return -1;
+            if (k == 0) r->in_eof = 1;
+            r->z.next_in = r->zin;
+            r->z.avail_in = (uInt)k;
+        }
+        if (r->zdone) {  /* a finished member: another one follows (concatenated gzip), or the end */
+            if (r->z.avail_in == 0 && r->in_eof) return 0;
+            if (r->z.avail_in == 0) continue;
+            inflateReset(&r->z);
+            r->zdone = 0;
+        }
+        int rc = inflate(&r->z, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) r->zdone = 1;
+        else if (rc == Z_BUF_ERROR) {
+            if (r->z.avail_in == 0 && r->in_eof) break;  /* the stream stops short */
+        } else if (rc != Z_OK) {
+            ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: corrupt %s stream near uncompressed offset %llu: %s",
+                     r->name, r->comp == COMP_GZIP ? "GZIP" : "ZLIB",
+                     (unsigned long long)(r->pos + (r->end - r->beg)), r->z.msg ? r->z.msg : "inflate failed");
+            return -1;
+        }
+        if (r->zdone && r->z.avail_in == 0 && r->in_eof) break;
+    }
+    r->zinlen = r->z.avail_in;
+    return (ssize_t)(start - r->z.avail_out);
+}
+
+/* Make at least 'need' bytes available at buf+beg (fewer only at the end):
+** the count available, or -1 on a read error. */
+static ssize_t ensure(ltf_tfrecord_reader *r, uint64_t need) {
+    while ((uint64_t)(r->end - r->beg) < need && !r->eof) {
+        if (r->fd < 0 && r->comp == COMP_NONE) {  /* memory: the buffer is the copy */
+            r->eof = 1;
+            break;
+        }
+        if (r->beg > 0) {  /* slide the unread bytes to the front */
+            memmove(r->buf, r->buf + r->beg, r->end - r->beg);
+            r->end -= r->beg;
+            r->beg = 0;
+        }
+        if (r->end == r->cap) {  /* full: double (only while bytes keep coming) */
+            size_t nc = r->cap * 2;
+            if (nc < r->cap) return ltf_fail_oom(r->ctx, "TFRecordDataset: record buffer", (size_t)-1), -1;
+            unsigned char *nb = realloc(r->buf, nc);
+            if (!nb) return ltf_fail_oom(r->ctx, "TFRecordDataset: record buffer", nc), -1;
+            r->buf = nb;
+            r->cap = nc;
+        }
+        ssize_t k = stream_read(r, r->buf + r->end, r->cap - r->end);
+        if (k < 0) return -1;
+        if (k == 0) r->eof = 1;
+        r->end += (size_t)k;
+    }
+    return (ssize_t)(r->end - r->beg);
+}
+
+static ltf_status reader_new(ltf_ctx *ctx, const char *name, const char *compression, size_t buffer_size, int flags,
+                             ltf_tfrecord_reader **out) {
+    comp_kind k;
+    if (!parse_comp(ctx, compression, &k)) return ltf_ctx_status(ctx);
+    ltf_tfrecord_reader *r = calloc(1, sizeof *r);
+    if (!r) return ltf_fail_oom(ctx, "TFRecordDataset", sizeof *r);
+    r->ctx = ctx;
+    r->fd = -1;
+    r->comp = k;
+    r->flags = flags;
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "<memory>");
+    r->cap = buffer_size ? buffer_size : (1u << 18);
+    if (r->cap < 64) r->cap = 64;
+    r->buf = malloc(r->cap);
+    if (!r->buf) {
+        free(r);
+        return ltf_fail_oom(ctx, "TFRecordDataset: read buffer", buffer_size);
+    }
+    if (k != COMP_NONE) {
+        r->zincap = r->cap;
+        r->zin = malloc(r->zincap);
+        if (!r->zin || inflateInit2(&r->z, window_bits(k)) != Z_OK) {
+            size_t cap = r->cap;
+            free(r->zin);
+            free(r->buf);
+            free(r);
+            return ltf_fail_oom(ctx, "TFRecordDataset: zlib stream", cap);
+        }
+        r->zinit = 1;
+    }
+    *out = r;
+    return LTF_OK;
+}
+
+ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *compression, size_t buffer_size,
+                                    int flags, ltf_tfrecord_reader **out) {
+    if (!out) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: no output given");
+    *out = NULL;
+    if (!path) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: no path given");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return ltf_fail(ctx, e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_FAILED_PRECONDITION,
+                        "TFRecordDataset: cannot open '%.400s': %s", path, strerror(e));
+    }
+#ifdef POSIX_FADV_SEQUENTIAL
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    ltf_status st = reader_new(ctx, path, compression, buffer_size, flags, out);
+    if (st) {
+        close(fd);
+        return st;
+    }
+    (*out)->fd = fd;
+    return LTF_OK;
+}
+
+ltf_status ltf_tfrecord_reader_open_memory(ltf_ctx *ctx, const void *bytes, size_t n, const char *name,
+                                           const char *compression, int flags, ltf_tfrecord_reader **out) {
+    if (!out) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: no output given");
+    *out = NULL;
+    if (!bytes && n) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: no bytes given");
+    ltf_status st = reader_new(ctx, name, compression, 0, flags, out);
+    if (st) return st;
+    ltf_tfrecord_reader *r = *out;
+    if (r->comp == COMP_NONE) {  /* the buffer is the copy */
+        unsigned char *b = realloc(r->buf, n ? n : 1);
+        if (!b) {
+            ltf_tfrecord_reader_close(r);
+            *out = NULL;
+            return ltf_fail_oom(ctx, "TFRecordDataset: memory copy", n);
+        }
+        if (n) memcpy(b, bytes, n);
+        r->buf = b;
+        r->cap = r->end = n;
+    } else {
+        unsigned char *m = malloc(n ? n : 1);
+        if (!m) {
+            ltf_tfrecord_reader_close(r);
+            *out = NULL;
+            return ltf_fail_oom(ctx, "TFRecordDataset: memory copy", n);
+        }
+        if (n) memcpy(m, bytes, n);
+        r->mem = m;
+        r->memlen = n;
+    }
+    return LTF_OK;
+}
+
+ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len, uint64_t *offset) {
+    if (!r || !data || !len) return LTF_ERR_INVALID_ARGUMENT;
+    for (;;) {
+        if (r->dead) return LTF_ERR_OUT_OF_RANGE;
+        uint64_t at = r->pos;
+        ssize_t k = ensure(r, 12);
+        if (k < 0) return ltf_ctx_status(r->ctx);
+        if (k == 0) return LTF_ERR_OUT_OF_RANGE;
+        if (k < 12) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->dead = 1; r->skipped++; continue; }
+            return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: truncated record at %llu", r->name,
+                            (unsigned long long)at);
+        }
+        const unsigned char *h = r->buf + r->beg;
+        uint64_t n = get_le64(h);
+        if (ltf_tfrecord_masked_crc(h, 8) != get_le32(h + 8)) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->dead = 1; r->skipped++; continue; }
+            return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                            "TFRecordDataset: %s: corrupted record at %llu (the length's checksum does not match)",
+                            r->name, (unsigned long long)at);
+        }
+        if (n > ((uint64_t)1 << 62)) k = ensure(r, (uint64_t)1 << 62);  /* cannot be there: reads to the end */
+        else k = ensure(r, 16 + n);
+        if (k < 0) return ltf_ctx_status(r->ctx);
+        if ((uint64_t)k < 16 + n || n > ((uint64_t)1 << 62)) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->dead = 1; r->skipped++; continue; }
+            return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: truncated record at %llu", r->name,
+                            (unsigned long long)at);
+        }
+        h = r->buf + r->beg;
+        r->beg += 16 + (size_t)n;
+        r->pos += 16 + n;
+        if (ltf_tfrecord_masked_crc(h + 12, (size_t)n) != get_le32(h + 12 + n)) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->skipped++; continue; }
+            return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                            "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
+                            r->name, (unsigned long long)at);
+        }
+        *data = h + 12;
+        *len = (size_t)n;
+        if (offset) *offset = at;
+        return LTF_OK;
+    }
+}
+
+uint64_t ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r) { return r ? r->skipped : 0; }
+
+void ltf_tfrecord_reader_close(ltf_tfrecord_reader *r) {
+    if (!r) return;
+    if (r->fd >= 0) close(r->fd);
+    if (r->zinit) inflateEnd(&r->z);
+    free(r->zin);
+    free((void *)r->mem);
+    free(r->buf);
+    free(r);
+}
+/* }==== */

@@ -1,0 +1,188 @@
+--- tf.data.TFRecordDataset: the records of TFRecord files (docs/tfrecord.md).
+-- Each file is read by core/tfrecord.c on a worker thread of its own
+-- (bindings/tfrecord.c), which checks the CRCs and keeps chunks of records
+-- ready; elements are scalar string tensors. ds:batch(n) right after the
+-- source takes whole 1-D string tensors from the worker (no per-record
+-- tensor). Inside tf.fn the files are read once, when the function is
+-- traced, into a string tensor the graph loop indexes.
+-- Installed by lua/tf/data/init.lua with the helpers it shares ('I').
+return function(tf, I)
+  local core = tf.core
+  local internal = core.internal
+  local Dataset, new, raise, kw, check_int = I.Dataset, I.new, I.raise, I.kw, I.check_int
+  local iters, card, graphs, UNK = I.iters, I.card, I.graphs, I.UNK
+  local is_tensor = tf.is_tensor
+  local what = "TFRecordDataset"
+
+  local COMP = {[""] = "", NONE = "", ZLIB = "ZLIB", GZIP = "GZIP"}
+
+  local function check_comp(c, who)
+    if c == nil then return "" end
+    if type(c) ~= "string" or COMP[c] == nil then
+      raise("InvalidArgumentError", "%s: 'compression_type' must be \"\", \"ZLIB\" or \"GZIP\", got %s", who,
+        type(c) == "string" and ("'" .. c .. "'") or type(c))
+    end
+    return COMP[c]
+  end
+
+  --- filenames: a string, an array of strings, a string tensor (scalar or
+  -- vector) or a dataset of string scalars -> array of Lua strings.
+  local function file_list(f)
+    local out = {}
+    local function add(v, where)
+      if is_tensor(v) then
+        if v.dtype ~= tf.string then
+          raise("TypeError", "%s: 'filenames' must hold strings, got a %s tensor%s", what, v.dtype.name, where)
+        end
+        if v.rank == 0 then out[#out + 1] = v:item()
+        else for _, s in ipairs(v:totable()) do out[#out + 1] = s end end
+      elseif type(v) == "string" then out[#out + 1] = v
+      else raise("TypeError", "%s: 'filenames' must be strings, got %s%s", what, type(v), where) end
+    end
+    if getmetatable(f) == Dataset then
+      local it = I.iter_of(f)
+      while true do
+        local e = it()
+        if e == nil then break end
+        add(e[1], " in the filenames dataset")
+      end
+    elseif type(f) == "table" and not is_tensor(f) and getmetatable(f) == nil then
+      for i, v in ipairs(f) do add(v, " at filenames[" .. i .. "]") end
+    else
+      add(f, "")
+    end
+    return out
+  end
+
+  --- tf.data.TFRecordDataset(filenames [, {compression_type =, buffer_size =,
+  -- num_parallel_reads =, skip_corrupt =}]) (TensorFlow's positional order
+  -- compression_type, buffer_size, num_parallel_reads works too).
+  local function TFRecordDataset(filenames, opts, buffer_size, num_parallel_reads)
+    if filenames == nil then raise("TypeError", "%s: 'filenames' is required", what) end
+    if type(opts) ~= "table" then
+      opts = {compression_type = opts, buffer_size = buffer_size, num_parallel_reads = num_parallel_reads}
+    end
+    opts = kw(opts, what, {compression_type = true, buffer_size = true, num_parallel_reads = true,
+                           skip_corrupt = true, name = true})
+    local comp = check_comp(opts.compression_type, what)
+    local bs = 0
+    if opts.buffer_size ~= nil then bs = check_int(opts.buffer_size, what, "buffer_size") end
+    local par = 1
+    if opts.num_parallel_reads ~= nil then
+      par = check_int(opts.num_parallel_reads, what, "num_parallel_reads", true)
+      if par == tf.data.AUTOTUNE then par = 2 end
+      if par < 1 then raise("InvalidArgumentError", "%s: 'num_parallel_reads' must be >= 1 or AUTOTUNE, got %d", what, par) end
+    end
+    local files = file_list(filenames)
+    return new("TFRecord", {_files = files, _comp = comp, _bs = bs, _par = par, _skip = opts.skip_corrupt and true or false})
+  end
+  tf.data.TFRecordDataset = TFRecordDataset
+
+  card.TFRecord = function() return UNK end
+
+  local ropen, rnext, rbatch, rclose = internal.tfrecord_reader_open, internal.tfrecord_next,
+    internal.tfrecord_next_batch, internal.tfrecord_reader_close
+
+  --- A stream of the records of d's files, 'take(h)' giving the next element
+  -- from reader h (a scalar) or up to n records (a vector). With
+  -- num_parallel_reads > 1, up to that many files are open at once (each on
+  -- its worker thread) and taken from in turn, one record (or batch) each,
+  -- as TensorFlow's deterministic parallel interleave does.
+  local function stream(d, take)
+    local files, nf = d._files, #d._files
+    local nextfile = 1
+    local open = {}   -- readers in the cycle
+    local cur = 1
+    local function add()
+      if nextfile > nf then return false end
+      local f = files[nextfile]
+      nextfile = nextfile + 1
+      open[#open + 1] = ropen(f, d._comp, d._bs, d._skip)
+      return true
+    end
+    for _ = 1, d._par do if not add() then break end end
+    return function()
+      while #open > 0 do
+        if cur > #open then cur = 1 end
+        local h = open[cur]
+        local ok, x, off = pcall(take, h)
+        if not ok then
+          for _, r in ipairs(open) do rclose(r) end
+          open = {}
+          error(x, 0)
+        end
+        if x ~= nil then
+          cur = cur + 1
+          return x, off
+        end
+        rclose(h)
+        table.remove(open, cur)
+        if add() then table.insert(open, cur, table.remove(open)) end
+      end
+      return nil
+    end
+  end
+
+  iters.TFRecord = function(d)
+    local nxt = stream(d, rnext)
+    return function()
+      local x = nxt()
+      if x == nil then return nil end
+      return {n = 1, x}
+    end
+  end
+
+  -- batch right after the source: whole string vectors from the workers
+  local base_batch = iters.Batch
+  iters.Batch = function(d)
+    local src = d._input
+    if src.kind ~= "TFRecord" or src._par > 1 then return base_batch(d) end
+    local B, drop = d._size, d._drop
+    local nxt = stream(src, function(h) return rbatch(h, B) end)
+    local pending = nil
+    return function()
+      local x = pending or nxt()
+      pending = nil
+      if x == nil then return nil end
+      local k = x.shape[1]
+      while k < B do   -- a file ended (or a reader's chunk): top up from the next
+        local y = nxt()
+        if y == nil then break end
+        local need = B - k
+        local m = y.shape[1]
+        if m > need then
+          pending = tf.slice(y, {need + 1}, {m - need})
+          y = tf.slice(y, {1}, {need})
+          m = need
+        end
+        x = tf.concat({x, y}, 1)
+        k = k + m
+      end
+      if drop and k < B then return nil end
+      return {n = 1, x}
+    end
+  end
+
+  --- Inside tf.fn: the records, read when tracing, as one string vector.
+  graphs.TFRecord = function(d)
+    local parts = {}
+    local nxt = stream(d, function(h) return rbatch(h, 1 << 20) end)
+    while true do
+      local x = nxt()
+      if x == nil then break end
+      parts[#parts + 1] = x
+    end
+    local all
+    if #parts == 0 then all = tf.constant({}, tf.string)
+    elseif #parts == 1 then all = parts[1]
+    else all = tf.concat(parts, 1) end
+    local n = all.shape[1]
+    local function pos(i)
+      if type(i) == "number" then return tf.constant(i, tf.int32) end
+      if i.dtype ~= tf.int32 then return tf.cast(i, tf.int32) end
+      return i
+    end
+    return {n = n, elem = function(i) return {n = 1, tf.gather(all, pos(i))} end,
+            gather = function(idx) return {n = 1, tf.gather(all, pos(idx))} end}
+  end
+end
