@@ -129,5 +129,6 @@ void ltfL_open_optim(lua_State *L);
 void ltfL_open_device(lua_State *L);
 void ltfL_open_rnn(lua_State *L);
 void ltfL_open_tfrecord(lua_State *L);
+void ltfL_open_io(lua_State *L);
 
 #endif

@@ -719,6 +719,59 @@ LTF_API uint64_t   ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r);
 /* Close and free (NULL is a no-op). */
 LTF_API void       ltf_tfrecord_reader_close(ltf_tfrecord_reader *r);
 /* }==== */
+
+/* {==== Image codecs and compression (core/io_image.c, docs/io.md)
+** PNG through libpng, JPEG through libjpeg-turbo, GIF through giflib, and
+** zlib/gzip through zlib. Decoders never crash on bad data: they fail with
+** LTF_ERR_INVALID_ARGUMENT "decode_<format>: invalid <FORMAT> data: <reason>"
+** (libpng's and libjpeg's setjmp/longjmp stay inside core/io_image.c). An
+** image whose decoded size would pass LTF_IMAGE_MAX_BYTES, or a side over
+** LTF_IMAGE_MAX_SIDE, is refused before anything is allocated. */
+#define LTF_IMAGE_MAX_BYTES ((int64_t)1 << 30)
+#define LTF_IMAGE_MAX_SIDE  (1 << 16)
+enum { LTF_IMAGE_UNKNOWN = 0, LTF_IMAGE_PNG, LTF_IMAGE_JPEG, LTF_IMAGE_GIF, LTF_IMAGE_BMP };
+typedef struct ltf_image_opts {
+    int    channels;             /* 0: the file's; PNG 1..4, JPEG 1 or 3, GIF 3 */
+    int    bits16;               /* PNG: 16-bit samples (host-endian uint16); 8-bit files are scaled by 257 */
+    int    ratio;                /* JPEG: downscale 1, 2, 4 or 8 (0 = 1) */
+    int    fancy_upscaling;      /* JPEG: libjpeg's do_fancy_upsampling */
+    int    try_recover_truncated;/* JPEG: a truncated file gives the rows decoded, the rest zero */
+    double acceptable_fraction;  /* JPEG: least fraction of rows a recovered image needs */
+    int    dct_method;           /* JPEG: 0 JDCT_IFAST (TensorFlow's default), 1 JDCT_ISLOW, 2 JDCT_FLOAT */
+    int    all_frames;           /* GIF: every frame (else the first) */
+} ltf_image_opts;
+/* A decoded image: malloc'ed row-major samples [frames][height][width][channels]
+** of 'bits' (8 or 16) bits each; release with ltf_image_free. */
+typedef struct ltf_image {
+    void   *data;
+    size_t  nbytes;
+    int64_t frames, height, width, channels;
+    int     bits;
+} ltf_image;
+/* The format of the bytes (magic numbers), LTF_IMAGE_UNKNOWN when none. */
+LTF_API int        ltf_image_format(const void *bytes, size_t n);
+/* Decode 'n' bytes of 'format' (LTF_IMAGE_UNKNOWN: sniffed). */
+LTF_API ltf_status ltf_image_decode(ltf_ctx *ctx, int format, const void *bytes, size_t n, const ltf_image_opts *o,
+                                    ltf_image *out);
+LTF_API void       ltf_image_free(ltf_image *im);
+/* PNG of 'h' x 'w' pixels of 'c' (1..4) samples of 'bits' (8, or 16 host-endian);
+** 'compression' -1 (zlib's default) .. 9. '*out' is malloc'ed ('*n' bytes). */
+LTF_API ltf_status ltf_image_encode_png(ltf_ctx *ctx, const void *pixels, int64_t h, int64_t w, int c, int bits,
+                                        int compression, void **out, size_t *n);
+typedef struct ltf_jpeg_encode_opts {
+    int quality;                 /* 0..100 */
+    int grayscale;               /* -1: by channels; 1: write one channel (c must be 1); 0: RGB (c must be 3) */
+    int progressive, optimize_size, chroma_downsampling;
+} ltf_jpeg_encode_opts;
+/* JPEG of 'h' x 'w' uint8 pixels of 'c' (1 or 3) samples. */
+LTF_API ltf_status ltf_image_encode_jpeg(ltf_ctx *ctx, const uint8_t *pixels, int64_t h, int64_t w, int c,
+                                         const ltf_jpeg_encode_opts *o, void **out, size_t *n);
+/* Inflate 'n' bytes: type 1 ZLIB, 2 GZIP (several members), 0 a copy. Output
+** over LTF_IMAGE_MAX_BYTES is refused (LTF_ERR_RESOURCE_EXHAUSTED). */
+LTF_API ltf_status ltf_decompress(ltf_ctx *ctx, int type, const void *bytes, size_t n, void **out, size_t *outn);
+/* Deflate (zlib's default level) as 'type' 1 ZLIB or 2 GZIP; 0 a copy. */
+LTF_API ltf_status ltf_compress(ltf_ctx *ctx, int type, const void *bytes, size_t n, void **out, size_t *outn);
+/* }==== */
 #ifdef __cplusplus
 }
 #endif

@@ -22,6 +22,7 @@
 #include "ltf_ops/strings.h"
 #include "ltf_ops/optim.h"
 #include "ltf_ops/rnn.h"
+#include "ltf_ops/io.h"
 
 #define LTF_OP_LIST(X)       \
     LTF_OPS_ELEMENTWISE(X)   \
@@ -39,7 +40,8 @@
     LTF_OPS_SORT(X)          \
     LTF_OPS_STRINGS(X)       \
     LTF_OPS_OPTIM(X)         \
-    LTF_OPS_RNN(X)
+    LTF_OPS_RNN(X)           \
+    LTF_OPS_IO(X)
 
 #define LTF_OP_ENUM(ID, name) LTF_OP_##ID,
 enum { LTF_OP_LIST(LTF_OP_ENUM) LTF_OP_COUNT };

@@ -6,7 +6,8 @@ return function(tf)
   local errors = tf.errors
   for _, kind in ipairs({"InvalidArgumentError", "TypeError", "ValueError", "NotFoundError",
                          "OutOfRangeError", "ResourceExhaustedError", "FailedPreconditionError",
-                         "UnimplementedError", "DataLossError", "InternalError", "RuntimeError", "UnknownError"}) do
+                         "UnimplementedError", "DataLossError", "InternalError", "RuntimeError", "UnknownError",
+                         "AlreadyExistsError"}) do
     errors[kind] = kind
   end
 

@@ -105,6 +105,7 @@ local LAZY = {
   {"tf.autograph", "autograph", "Tensor:iter"},   -- Lua control flow on tensors inside tf.fn; x:iter()
   {"tf.keras", "keras"},           -- layers, models, optimizers, losses, fit, datasets
   {"tf.data", "data"},             -- tf.data.Dataset (input pipelines)
+  {"tf.io", "io"},                 -- tf.io: files, gfile, image codecs, decode_raw, decode_compressed (docs/io.md)
   {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
   {"tf.summary", "summary"},       -- tf.summary: TensorBoard event files
 }
