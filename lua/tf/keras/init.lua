@@ -64,7 +64,7 @@ return function(tf)
   -- returning a table becomes tf.keras.<name> (unless it set that itself).
   for _, name in ipairs({
     "tf.keras.optimizers", "tf.keras.schedules", "tf.keras.losses", "tf.keras.metrics",
-    "tf.keras.callbacks", "tf.keras.datasets", "tf.keras.mixed_precision", "tf.keras.training", "tf.keras.utils",
+    "tf.keras.callbacks", "tf.keras.callbacks_tensorboard", "tf.keras.datasets", "tf.keras.mixed_precision", "tf.keras.training", "tf.keras.utils",
   }) do
     if package.searchpath(name, package.path) then
       local m = require(name)
