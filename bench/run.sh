@@ -58,6 +58,8 @@ echo "== recurrent: LSTM layer and char-rnn beside PyTorch (bench/rnn.sh)" >&2
 bash bench/rnn.sh
 echo "== MultiHeadAttention forward + backward beside PyTorch (bench/attention.sh)" >&2
 bash bench/attention.sh
+echo "== tf.summary.scalar inside a traced training step (bench/summary.sh)" >&2
+bash bench/summary.sh
 # issue 8's training benchmarks take minutes (the convnet epochs, five
 # interleaved rounds); set LTF_BENCH_TRAIN=1 to include them here, or run
 #   bash bench/train.sh; bash bench/train_rounds.sh 5; bash bench/threads.sh 3

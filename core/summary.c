@@ -54,9 +54,9 @@ static int64_t table_n;   /* ids 1..table_n */
 static int file_counter;
 
 static double now_seconds(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static ltf_summary_writer *lookup(int64_t id) {
@@ -90,19 +90,86 @@ static ltf_status drain(ltf_ctx *ctx, ltf_summary_writer *w) {
     return relay(ctx, w, ltf_tfrecord_writer_flush(w->f));
 }
 
+/* Append 'n' serialized bytes as a record, flushing when due (caller holds w->mu). */
+static ltf_status append_bytes(ltf_ctx *ctx, ltf_summary_writer *w, const void *bytes, size_t n, double now) {
+    ltf_status st = relay(ctx, w, ltf_tfrecord_write(w->f, bytes, n));
+    if (st != LTF_OK) return st;
+    w->pending++;
+    if (w->pending >= w->max_queue ||
+        (w->flush_millis >= 0 && (now - w->last_flush) * 1000.0 >= (double)w->flush_millis))
+        return drain(ctx, w);
+    return LTF_OK;
+}
+
 /* Append one Event as a record (caller holds w->mu). */
 static ltf_status append_event(ltf_ctx *ctx, ltf_summary_writer *w, const Tensorflow__Event *e) {
     size_t n = tensorflow__event__get_packed_size(e);
     if (!reserve(w, n + 1)) return ltf_fail_oom(ctx, "summary event", n + 1);
     tensorflow__event__pack(e, w->buf);
-    ltf_status st = relay(ctx, w, ltf_tfrecord_write(w->f, w->buf, n));
-    if (st != LTF_OK) return st;
-    w->pending++;
-    if (w->pending >= w->max_queue ||
-        (w->flush_millis >= 0 && (now_seconds() - w->last_flush) * 1000.0 >= (double)w->flush_millis))
-        return drain(ctx, w);
-    return LTF_OK;
+    return append_bytes(ctx, w, w->buf, n, e->wall_time);
 }
+
+/* {==== the scalar fast path: the Event protobufc would pack for a scalar
+** summary (same fields, field-number order, proto3 defaults omitted),
+** written directly (a traced training step logs its loss at every call;
+** protobuf-c's generic packer walks the descriptors twice per message). */
+static size_t varint_len(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) { v >>= 7; n++; }
+    return n;
+}
+static uint8_t *put_varint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
+    *p++ = (uint8_t)v;
+    return p;
+}
+static uint8_t *put_bytes(uint8_t *p, int field, const void *b, size_t n) {
+    *p++ = (uint8_t)(field << 3 | 2);
+    p = put_varint(p, n);
+    memcpy(p, b, n);
+    return p + n;
+}
+static ltf_status write_scalar_fast(ltf_ctx *ctx, ltf_summary_writer *w, int64_t step, const char *tag,
+                                    const char *desc, float value) {
+    size_t tl = strlen(tag), dl = strlen(desc);
+    /* SummaryMetadata{plugin_data{plugin_name "scalars"}, summary_description, data_class SCALAR} */
+    size_t md = 2 + 9 + (dl ? 1 + varint_len(dl) + dl : 0) + 2;
+    /* TensorProto{dtype DT_FLOAT, tensor_shape {}, tensor_content 4 bytes} */
+    size_t tp = 2 + 2 + 6;
+    size_t val = (tl ? 1 + varint_len(tl) + tl : 0) + 1 + varint_len(md) + md + 1 + varint_len(tp) + tp;
+    size_t sum = 1 + varint_len(val) + val;
+    size_t ev = 9 + (step ? 1 + varint_len((uint64_t)step) : 0) + 1 + varint_len(sum) + sum;
+    uint8_t stack[512], *b = ev <= sizeof stack ? stack : malloc(ev);
+    if (!b) return ltf_fail_oom(ctx, "summary event", ev);
+    double now = now_seconds();
+    uint8_t *p = b;
+    *p++ = 1 << 3 | 1;                       /* wall_time: fixed64 */
+    memcpy(p, &now, 8);                      /* little-endian host */
+    p += 8;
+    if (step) { *p++ = 2 << 3; p = put_varint(p, (uint64_t)step); }
+    *p++ = 5 << 3 | 2; p = put_varint(p, sum);            /* summary */
+    *p++ = 1 << 3 | 2; p = put_varint(p, val);            /* value */
+    if (tl) p = put_bytes(p, 1, tag, tl);                 /* tag */
+    *p++ = 8 << 3 | 2; p = put_varint(p, tp);             /* tensor */
+    *p++ = 1 << 3; *p++ = TENSORFLOW__DATA_TYPE__DT_FLOAT;
+    *p++ = 2 << 3 | 2; *p++ = 0;                          /* tensor_shape {} */
+    p = put_bytes(p, 4, &value, 4);                       /* tensor_content */
+    *p++ = 9 << 3 | 2; p = put_varint(p, md);             /* metadata */
+    *p++ = 1 << 3 | 2; *p++ = 9;                          /* plugin_data */
+    p = put_bytes(p, 1, "scalars", 7);
+    if (dl) p = put_bytes(p, 3, desc, dl);
+    *p++ = 4 << 3; *p++ = TENSORFLOW__DATA_CLASS__DATA_CLASS_SCALAR;
+    ltf_status st;
+    if ((size_t)(p - b) != ev) st = ltf_fail(ctx, LTF_ERR_INTERNAL, "summary: scalar event size %zu != %zu", (size_t)(p - b), ev);
+    else {
+        pthread_mutex_lock(&w->mu);
+        st = append_bytes(ctx, w, b, ev, now);
+        pthread_mutex_unlock(&w->mu);
+    }
+    if (b != stack) free(b);
+    return st;
+}
+/* }==== */
 
 ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char *suffix, int max_queue,
                                    int64_t flush_millis, int64_t *id) {
@@ -404,6 +471,21 @@ ltf_status ltf_summary_write(ltf_ctx *ctx, int64_t id, int64_t step, const char 
     ltf_status st = LTF_OK;
     switch (kind) {
     case LTF_SUMMARY_SCALAR: {
+        if (ltf_tensor_device(t) == LTF_DEVICE_CPU && ltf_tensor_num_elements(t) == 1 && !ltf_tensor_is_symbolic(t)) {
+            const void *d = ltf_tensor_data(t);
+            float f;
+            switch (t->dtype) {
+            case LTF_DTYPE_FLOAT32: f = *(const float *)d; break;
+            case LTF_DTYPE_FLOAT64: f = (float)*(const double *)d; break;
+            case LTF_DTYPE_INT32: f = (float)*(const int32_t *)d; break;
+            case LTF_DTYPE_INT64: f = (float)*(const int64_t *)d; break;
+            case LTF_DTYPE_UINT8: f = *(const uint8_t *)d; break;
+            case LTF_DTYPE_BOOL: f = *(const uint8_t *)d ? 1.0f : 0.0f; break;
+            default: goto slow;
+            }
+            return write_scalar_fast(ctx, w, step, tag, description ? description : "", f);
+        }
+    slow:;
         double *x;
         int64_t n;
         if ((st = to_doubles(ctx, t, &x, &n)) != LTF_OK) return st;

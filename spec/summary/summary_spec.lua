@@ -80,6 +80,9 @@ describe("tf.summary event files", function()
       assert.is_true(tf.summary.scalar("acc", tf.constant(3, tf.int32), {step = 2}))
       tf.summary.experimental.set_step(9)
       tf.summary.scalar("loss", tf.Variable(1.5), {})
+      -- the C fast path's edge cases: step 0 and negative, a long tag and description (heap buffer)
+      tf.summary.scalar(("t"):rep(600), -2, {step = 0, description = ("d"):rep(700)})
+      tf.summary.scalar("neg", true, {step = -3})
     end
     w:close()
     local ev = E.read_dir(dir)
@@ -98,6 +101,10 @@ describe("tf.summary event files", function()
     assert.equal("tensor", v.kind)
     assert.equal("the **loss**", v.description)
     assert.same({3}, E.values(ev, "acc")[1].v.values)
+    local long = E.values(ev, ("t"):rep(600))[1]
+    assert.same({0, {-2}, ("d"):rep(700), 1}, {long.step, long.v.values, long.v.description, long.v.data_class})
+    local neg = E.values(ev, "neg")[1]
+    assert.same({-3, {1}}, {neg.step, neg.v.values})
   end)
 
   it("hold histograms with TensorBoard's bucket layout (recomputed in Lua)", function()
