@@ -149,6 +149,9 @@ return function(tf)
     if state.writer == w then state.writer = nil end
   end
   Writer.__close = Writer.close
+  -- a writer nothing refers to any more is closed (its events flushed), as
+  -- TensorFlow deletes the resource; a tf.fn that wrote to it then writes nothing
+  Writer.__gc = function(w) if not w.closed then pcall(Writer.close, w) end end
   function Writer.init(_) end
 
   --- tf.summary.flush([writer]): flushes `writer` or the default writer.

@@ -326,6 +326,26 @@ describe("tf.summary semantics", function()
     assert.equal(5, #E.read(w.path))
   end)
 
+  it("a writer nothing refers to is closed by the collector, its events flushed", function()
+    local path
+    local noop = tf.summary.create_noop_writer()
+    do
+      local w = tf.summary.create_file_writer(dir, {max_queue = 100})
+      path = w.path
+      w:as_default(function() tf.summary.scalar("g", 1, {step = 1}) end)
+      tf.summary.scalar("g", 2, {step = 2})   -- no default writer any more: not written
+      w:set_as_default()
+      tf.summary.scalar("g", 3, {step = 3})
+      noop:set_as_default()   -- drops the last reference to w
+    end
+    collectgarbage()
+    collectgarbage()
+    noop:close()            -- no default writer again
+    assert.is_false(tf.summary.should_record_summaries())
+    local g = E.values(E.read(path), "g")
+    assert.same({1, 3}, {g[1].v.values[1], g[2].v.values[1]})
+  end)
+
   it("write inside tf.fn at every call: the writer captured, the step a tensor (a variable read each call)", function()
     local w = tf.summary.create_file_writer(dir)
     local step = tf.Variable(tf.constant(0, tf.int64))
