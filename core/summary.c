@@ -354,7 +354,8 @@ static void histogram_buckets(const double *x, int64_t n, int64_t k, double *out
     double width = range / (double)k;
     for (int64_t i = 0; i < n; i++) {
         double q = floor((x[i] - lo) / width);
-        int64_t b = q >= (double)(k - 1) ? k - 1 : (int64_t)q;
+        /* NaN and infinities give NaN here: counted in the first bucket, never an out-of-range index */
+        int64_t b = q >= (double)(k - 1) ? k - 1 : q >= 0 ? (int64_t)q : 0;
         out[b * 3 + 2] += 1;
     }
     /* tf.linspace(min, max, k + 1) with the last edge replaced by max */
@@ -528,7 +529,9 @@ ltf_status ltf_summary_write(ltf_ctx *ctx, int64_t id, int64_t step, const char 
         if (t->dtype != LTF_DTYPE_STRING)
             return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s': data must be strings, got %s",
                             kind == LTF_SUMMARY_IMAGE ? "image" : "text", tag, ltf_dtype_name(t->dtype));
-        if (t->rank > 8) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "text: '%s': rank %d > 8", tag, t->rank);
+        if (t->rank > 8)
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s': rank %d > 8",
+                            kind == LTF_SUMMARY_IMAGE ? "image" : "text", tag, t->rank);
         int64_t n = ltf_tensor_num_elements(t);
         const ltf_string *const *s = ltf_tensor_data(t);
         ProtobufCBinaryData *sv = malloc(sizeof *sv * (size_t)(n > 0 ? n : 1));
