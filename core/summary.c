@@ -49,8 +49,8 @@ typedef struct ltf_summary_writer {
 } ltf_summary_writer;
 
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
-static ltf_summary_writer **table;
-static int64_t table_n;   /* ids 1..table_n */
+static ltf_summary_writer **table;   /* ids table_base+1 .. table_n (NULL: closed) */
+static int64_t table_base, table_n;   /* ids are never reused; the array goes when every writer is closed */
 static int file_counter;
 
 static double now_seconds(void) {
@@ -61,7 +61,7 @@ static double now_seconds(void) {
 
 static ltf_summary_writer *lookup(int64_t id) {
     pthread_mutex_lock(&table_mu);
-    ltf_summary_writer *w = id >= 1 && id <= table_n ? table[id - 1] : NULL;
+    ltf_summary_writer *w = id > table_base && id <= table_n ? table[id - table_base - 1] : NULL;
     pthread_mutex_unlock(&table_mu);
     return w;
 }
@@ -243,7 +243,7 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
         return st;
     }
     pthread_mutex_lock(&table_mu);
-    ltf_summary_writer **nt = realloc(table, sizeof *table * (size_t)(table_n + 1));
+    ltf_summary_writer **nt = realloc(table, sizeof *table * (size_t)(table_n - table_base + 1));
     if (!nt) {
         pthread_mutex_unlock(&table_mu);
         ltf_tfrecord_writer_close(f);
@@ -253,7 +253,8 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
         return ltf_fail_oom(ctx, "summary writer table", 0);
     }
     table = nt;
-    table[table_n++] = w;
+    table[table_n - table_base] = w;
+    table_n++;
     *id = table_n;
     pthread_mutex_unlock(&table_mu);
     return LTF_OK;
@@ -275,8 +276,17 @@ ltf_status ltf_summary_flush(ltf_ctx *ctx, int64_t id) {
 
 ltf_status ltf_summary_close(ltf_ctx *ctx, int64_t id) {
     pthread_mutex_lock(&table_mu);
-    ltf_summary_writer *w = id >= 1 && id <= table_n ? table[id - 1] : NULL;
-    if (w) table[id - 1] = NULL;
+    ltf_summary_writer *w = id > table_base && id <= table_n ? table[id - table_base - 1] : NULL;
+    if (w) {
+        table[id - table_base - 1] = NULL;
+        int64_t open = 0;
+        for (int64_t i = 0; i < table_n - table_base; i++) open += table[i] != NULL;
+        if (!open) {   /* nothing left: free the array (a module unloaded at exit leaves no leak) */
+            free(table);
+            table = NULL;
+            table_base = table_n;
+        }
+    }
     pthread_mutex_unlock(&table_mu);
     if (!w) return LTF_OK;
     pthread_mutex_lock(&w->mu);
