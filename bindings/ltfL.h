@@ -117,6 +117,7 @@ void ltfL_open_autodiff(lua_State *L);
 void ltfL_open_variable(lua_State *L);
 void ltfL_open_graph(lua_State *L);
 void ltfL_open_control(lua_State *L);
+void ltfL_open_summary(lua_State *L);
 void ltfL_open_linalg(lua_State *L);
 void ltfL_open_image(lua_State *L);
 void ltfL_open_indexing(lua_State *L);

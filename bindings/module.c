@@ -455,6 +455,7 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_rnn(L);
     ltfL_open_tfrecord(L);
     ltfL_open_example(L);
+    ltfL_open_summary(L);
     ltfL_open_io(L);
     return 1;
 }

@@ -16,13 +16,13 @@ only_new=0
 layer_of() {
     case "$1" in
     core/include/*|core/ltf_backend.h|core/pool.[ch]|core/device_alloc.[ch]) echo 0 ;;
-    core/ctx.[ch]) echo 1 ;;
+    core/ctx.[ch]|core/crc32c.[ch]) echo 1 ;;
     core/dtype.c|core/storage.[ch]|core/tensor.[ch]|core/shape.[ch]|core/idmap.[ch]|core/variable.[ch]) echo 2 ;;
     core/op.[ch]|core/grad.[ch]|core/half.[ch]|core/fused.h|core/ops/*|core/cpu/*) echo 3 ;;
     core/tape.[ch]|core/device.[ch]) echo 4 ;;
     core/graph.[ch]|core/functions.[ch]|core/passes.c) echo 5 ;;
     core/plan.c) echo 6 ;;
-    core/checkpoint.c|core/data.c) echo 7 ;;
+    core/checkpoint.c|core/data.c|core/summary.c|core/tfrecord.c|core/csv.c|core/io_image.c|core/io_tensor.c) echo 7 ;;
     *) echo "" ;;
     esac
 }

@@ -628,6 +628,45 @@ LTF_API ltf_tensor    *ltf_ckpt_read(ltf_ctx *ctx, const ltf_ckpt_file *f, ltf_d
 LTF_API ltf_status     ltf_ckpt_restore(ltf_ctx *ctx, const ltf_ckpt_file *f, ltf_tensor *const *handles,
                                         const uint64_t *begins, int n);
 /* }==== */
+
+/* {==== TensorBoard event files (core/summary.c, docs/summary.md)
+** A writer appends Event protobufs (TFRecord framing) to
+** logdir/events.out.tfevents.<seconds>.<host>.<pid>.<n><suffix> (suffix NULL:
+** ".v2"); the first record holds file_version "brain.Event:2". Writers are
+** named by id (>= 1) in a process-wide table; writes to a closed id do
+** nothing. Events go through core/tfrecord.c's writer, flushed when 'max_queue' are
+** pending, when 'flush_millis' (< 0: never) have passed since the last
+** flush, at ltf_summary_flush and at ltf_summary_close. */
+enum {
+    LTF_SUMMARY_SCALAR = 0,   /* numeric scalar -> float32 tensor, plugin "scalars" */
+    LTF_SUMMARY_HISTOGRAM,    /* numbers -> [count, 3] float64 buckets (TensorBoard's layout), "histograms" */
+    LTF_SUMMARY_IMAGE,        /* string tensor [width, height, png...], "images" */
+    LTF_SUMMARY_TEXT,         /* string tensor, "text" */
+    LTF_SUMMARY_AUDIO         /* float [k, t, c] in [-1, 1] -> [min(k, count), 2] WAV files and labels, "audio" */
+};
+LTF_API ltf_status  ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char *suffix, int max_queue,
+                                            int64_t flush_millis, int64_t *id);
+LTF_API const char *ltf_summary_writer_path(int64_t id);   /* NULL when closed */
+/* One summary value at 'step': 'count' is the bucket count (histogram) or
+** max_outputs (audio); 'sample_rate' is for audio. */
+LTF_API ltf_status  ltf_summary_write(ltf_ctx *ctx, int64_t id, int64_t step, const char *tag, const ltf_tensor *t,
+                                      int kind, const char *description, int64_t count, int64_t sample_rate);
+/* An Event carrying a serialized GraphDef (TensorBoard's graph tab). */
+LTF_API ltf_status  ltf_summary_write_graph(ltf_ctx *ctx, int64_t id, int64_t step, const void *graph_def, size_t n);
+typedef struct ltf_summary_node {
+    const char *name, *op;
+    const char *const *inputs;
+    int ninputs;
+    int dtype;                /* ltf_dtype of output 1, -1: none */
+    int rank;                 /* of output 1; -1: unknown, < -1: none */
+    const int64_t *dims;      /* -1: unknown */
+} ltf_summary_node;
+/* Serialize a GraphDef of 'n' nodes into '*out' (malloc'd, the caller frees). */
+LTF_API ltf_status  ltf_summary_graph_def(ltf_ctx *ctx, int n, const ltf_summary_node *nodes, void **out, size_t *len);
+LTF_API ltf_status  ltf_summary_flush(ltf_ctx *ctx, int64_t id);
+LTF_API ltf_status  ltf_summary_close(ltf_ctx *ctx, int64_t id);
+/* }==== */
+
 /* {==== TFRecord files (core/tfrecord.c, docs/tfrecord.md)
 ** A file is a sequence of records, each: uint64 length (little-endian), the
 ** masked CRC32C of those 8 bytes (uint32 LE), 'length' bytes of data, the

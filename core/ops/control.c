@@ -897,3 +897,38 @@ LTF_INTERNAL const ltf_op_def ltf_opdef_cond = {
 LTF_INTERNAL const ltf_op_def ltf_opdef_while = {
     "while", 0, -1, CF_FLAGS, 0, infer_while, { [LTF_DEVICE_CPU] = kernel_while }, grad_while };
 /* }==== */
+
+/* {==== write_summary (tf.summary; core/summary.c writes the event) */
+static ltf_status infer_write_summary(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                      const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    (void)out; (void)maxout;
+    *nout = 0;
+    if (in[0]->dtype != LTF_DTYPE_INT64 || in[0]->rank != 0)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'step' must be an int64 scalar, got %s of rank %d",
+                        def->name, ltf_dtype_name(in[0]->dtype), in[0]->rank);
+    for (int i = 2; i < 4; i++)
+        if (in[i]->dtype != LTF_DTYPE_STRING || in[i]->rank != 0)
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must be a string scalar", def->name,
+                            i == 2 ? "tag" : "description");
+    if (nin == 5 && (in[4]->dtype != LTF_DTYPE_BOOL || in[4]->rank != 0))
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'condition' must be a bool scalar", def->name);
+    if (a->i[1] < LTF_SUMMARY_SCALAR || a->i[1] > LTF_SUMMARY_AUDIO)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: unknown kind %lld", def->name, (long long)a->i[1]);
+    return LTF_OK;
+}
+
+static ltf_status cpu_write_summary(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                    const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)def; (void)out; (void)nout;
+    if (nin == 5 && !*(const uint8_t *)ltf_tensor_data(in[4])) return LTF_OK;
+    const ltf_string *tag = *(const ltf_string *const *)ltf_tensor_data(in[2]);
+    const ltf_string *desc = *(const ltf_string *const *)ltf_tensor_data(in[3]);
+    int64_t step = *(const int64_t *)ltf_tensor_data(in[0]);
+    return ltf_summary_write(ctx, a->i[0], step, tag ? tag->bytes : "", in[1], (int)a->i[1], desc ? desc->bytes : "",
+                             a->i[2], a->i[3]);
+}
+
+LTF_INTERNAL const ltf_op_def ltf_opdef_write_summary = {
+    "write_summary", 4, 5, LTF_OP_STATEFUL | LTF_OP_NOT_DIFFERENTIABLE, 0, infer_write_summary,
+    { [LTF_DEVICE_CPU] = cpu_write_summary }, NULL };
+/* }==== */

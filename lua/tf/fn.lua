@@ -977,7 +977,12 @@ return function(tf)
     return unpack(res, 1, res.n)
   end
 
+  -- tf.summary.trace_on's hook: told of every tf.fn call until trace_export
+  local call_hook = nil
+  function tf.core.internal.set_fn_call_hook(f) call_hook = f end
+
   function PFmt.__call(pf, ...)
+    if call_hook then call_hook(pf) end
     if run_eagerly then return traced_f(pf)(...) end
     local key, mode, has_objects = trace_key(...)
     if mode == 2 then return inline_call(pf, ...) end

@@ -109,6 +109,7 @@ local LAZY = {
    "image.decode_png", "image.decode_jpeg", "image.decode_gif", "image.decode_image", "image.encode_png",
    "image.encode_jpeg", "image.is_jpeg"},
   {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
+  {"tf.summary", "summary"},       -- tf.summary: TensorBoard event files
 }
 local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet
 local state = {}      -- [module] = "loading" | "loaded"

@@ -61,5 +61,5 @@ return {
       end)(x)
     end),
   },
-  nondifferentiable = {"print", "tensor_array_unwrite"},
+  nondifferentiable = {"print", "tensor_array_unwrite", "write_summary"},
 }

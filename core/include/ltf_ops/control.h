@@ -36,12 +36,19 @@
 ** tensor_array_unwrite inputs: dy (a written buffer), buffer (the one
 **          written to: its shape), index. Output: dy cut to the buffer's
 **          rows with row 'index' zeroed: write's gradient for the buffer.
+**
+** write_summary: appends one summary to an event file (core/summary.c) at
+**          every run. Inputs: step (int64 scalar), data, tag (string
+**          scalar), description (string scalar)[, condition (bool scalar):
+**          nothing is written when false]. i[0] writer id, i[1] kind
+**          (LTF_SUMMARY_*), i[2] bucket count / max_outputs, i[3] sample
+**          rate. No outputs; stateful, so traced functions keep it.
 */
 #ifndef LTF_OPS_CONTROL_H
 #define LTF_OPS_CONTROL_H
 
 #define LTF_OPS_CONTROL(X) X(PRINT, print) X(COND, cond) X(WHILE, while) \
     X(TENSOR_ARRAY_WRITE, tensor_array_write) X(TENSOR_ARRAY_UNWRITE, tensor_array_unwrite) \
-    X(TENSOR_ARRAY_READ, tensor_array_read)
+    X(TENSOR_ARRAY_READ, tensor_array_read) X(WRITE_SUMMARY, write_summary)
 
 #endif

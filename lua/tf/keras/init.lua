@@ -66,6 +66,7 @@ return function(tf)
     "tf.keras.optimizers", "tf.keras.schedules", "tf.keras.losses", "tf.keras.metrics",
     "tf.keras.callbacks", "tf.keras.datasets", "tf.keras.mixed_precision", "tf.keras.training", "tf.keras.utils",
     "tf.keras.dataset_utils",
+    "tf.keras.callbacks_tensorboard",
   }) do
     if package.searchpath(name, package.path) then
       local m = require(name)
