@@ -13,7 +13,7 @@
 -- Settings (environment): TRANSFORMER_EPOCHS (default 12), TRANSFORMER_SIZE
 -- (training sequences, default 1024), TRANSFORMER_BLOCKS (encoder blocks,
 -- default 1). The tests run a reduced form. The full run reaches 0.99 test
--- accuracy in 12 epochs (0.992 in one run, about 10 s on 2 cores).
+-- accuracy in 12 epochs (0.992 in one run, under a second on 2 cores).
 --   lua5.4 examples/transformer_classifier.lua
 local tf = require("tf")
 local L = tf.keras.layers
