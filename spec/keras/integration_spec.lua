@@ -73,7 +73,7 @@ describe("integration: recurrent layers in functional models", function()
     S.check{model = model, eager = eager, x = x, y = y}
   end)
 
-  it("TimeDistributed(Dense) and TimeDistributed(Conv1D-free Dense stack) on a GRU's sequences", function()
+  it("TimeDistributed(Dense) on a GRU's sequences, then GlobalAveragePooling1D", function()
     local gru = L.GRU{6, return_sequences = true, reset_after = true}
     local td = L.TimeDistributed{L.Dense{3, activation = "tanh"}}
     local pool = L.GlobalAveragePooling1D{}
