@@ -59,7 +59,7 @@ function M.check(spec)
   local got = model:predict(x, {verbose = 0})
   assert.is_true(M.max_diff(got, want) <= (spec.tolerance or 1e-5),
     "predict differs from the eager layers by " .. M.max_diff(got, want))
-  local direct = model(x)
+  local direct = model(x, {training = false})
   assert.is_true(M.max_diff(direct, want) <= (spec.tolerance or 1e-5))
 
   -- summary names every layer
@@ -74,7 +74,7 @@ function M.check(spec)
   -- from_config + set_weights: bit-identical predictions
   local copy = tf.keras.Model.from_config(model:get_config(), spec.custom_objects)
   copy:set_weights(model:get_weights())
-  assert.is_true(identical(copy(x), direct), "from_config copy predicts differently")
+  assert.is_true(identical(copy(x, {training = false}), direct), "from_config copy predicts differently")
 
   -- checkpoint round trip: save, train (or perturb), restore
   local dir = tmpdir()
@@ -91,9 +91,9 @@ function M.check(spec)
   else
     for _, v in ipairs(model.trainable_variables) do v:assign(v + 1) end
   end
-  assert.is_false(identical(model(x), direct), "training changed nothing")
+  assert.is_false(identical(model(x, {training = false}), direct), "training changed nothing")
   ckpt:restore(path)
-  assert.is_true(identical(model(x), direct), "checkpoint restore did not restore the predictions")
+  assert.is_true(identical(model(x, {training = false}), direct), "checkpoint restore did not restore the predictions")
   os.execute("rm -rf " .. dir)
   return direct
 end
