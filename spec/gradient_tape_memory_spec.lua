@@ -63,4 +63,29 @@ describe("GradientTape memory", function()
       assert.near((2 * t + 1) * (1 - t * t), g[i]:item(), 1e-6)
     end
   end)
+
+  it("skips a matmul operand's gradient when no source depends on it (the data of a first layer)", function()
+    local x = tf.random.normal({512, 256}, 0, 1, tf.float32, 1)   -- 512 KiB, not a source
+    local w = tf.Variable(tf.random.normal({256, 64}, 0, 1, tf.float32, 2))
+    local tape = tf.GradientTape()
+    local loss = tape:record(function() return tf.reduce_sum(tf.matmul(x, w)) end)
+    collectgarbage(); collectgarbage()
+    local before = core.memory_stats().live_bytes
+    core.reset_peak_memory()
+    local g = tape:gradient(loss, w)
+    local grew = core.memory_stats().peak_bytes - before
+    assert.is_true(grew < 512 * 1024, ("the backward pass made %d KiB: x's gradient too"):format(grew // 1024))
+    -- d sum(x w) / dw = x^T 1: each row of g is a column sum of x
+    local want = tf.reduce_sum(x, 1)
+    assert.is_true(tf.reduce_max(tf.abs(g[{{}, 7}] - want)):item() < 1e-3)
+    -- the other way round: only x a source (w constant), both transposed
+    local wc = w:value()
+    local tape2 = tf.GradientTape()
+    tape2:watch(x)
+    local l2 = tape2:record(function()
+      return tf.reduce_sum(tf.matmul(wc, x, {transpose_a = true, transpose_b = true}))
+    end)
+    local gx = tape2:gradient(l2, x)
+    assert.is_true(tf.reduce_max(tf.abs(gx[5] - tf.reduce_sum(wc, 2))):item() < 1e-3)   -- every row
+  end)
 end)
