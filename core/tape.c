@@ -416,6 +416,17 @@ ltf_status ltf_tape_gradient(ltf_ctx *ctx, ltf_tape *t, ltf_tensor *const *targe
                 st = accumulate(ctx, &grads, e->in[k]->id, g);
             }
             for (int k = 0; k < e->nin; k++) ltf_tensor_release(din[k]);
+            /* The outputs' gradients are used up: every op reading them
+            ** came later on the tape and has run. Free them now (unless a
+            ** source asks for them) so that the next gradient ops reuse
+            ** their blocks, still in cache, instead of growing the heap. */
+            for (int k = 0; k < e->nout; k++) {
+                int keep = !dout[k] || ltf_idmap_get(&wanted, e->out[k]->id, NULL) != NULL;
+                for (int j = 0; j < e->nin && !keep; j++) keep = e->in[j]->id == e->out[k]->id;
+                if (keep) continue;
+                ltf_tensor *g = ltf_idmap_get(&grads, e->out[k]->id, NULL);
+                if (g && ltf_idmap_put(&grads, e->out[k]->id, NULL) == 0) ltf_tensor_release(g);
+            }
         }
         ctx->grad_needed = saved_needed;
         if (dout != dout_stack) free(dout);

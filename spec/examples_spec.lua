@@ -168,4 +168,15 @@ describe("examples", function()
     assert.equal(1, #E.values(custom, "notes"))
     os.execute("rm -rf '" .. dir .. "'")
   end)
+
+  it("transformer_classifier.lua: a functional Transformer encoder learns which marker comes first", function()
+    local out, ok = run("examples/transformer_classifier.lua", "TRANSFORMER_EPOCHS=6 TRANSFORMER_SIZE=384")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("multi_head_attention (MultiHead (None, 10, 32)       4224        position_embedding[0][0]\n",
+      1, true), out)
+    local a, b = out:match("loss: first epoch ([%d.]+), last epoch ([%d.]+)")
+    assert.truthy(a, out)
+    assert.is_true(tonumber(b) < 0.7 * tonumber(a), out)
+    assert.is_true(tonumber(out:match("test accuracy: ([%d.]+)")) > 0.75, out)   -- chance is 0.5
+  end)
 end)

@@ -108,10 +108,15 @@ static ltf_status grad_matmul(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     (void)def; (void)nin; (void)nout;
     ltf_tensor *x = in[0], *y = in[1], *g = dout[0];
     int ta = a && a->i[0], tb = a && a->i[1];
-    ltf_tensor *gx, *gy;
-    if (!ta) gx = tb ? mm(ctx, g, y, 0, 0) : mm(ctx, g, y, 0, 1);
-    else gx = tb ? mm(ctx, y, g, 1, 1) : mm(ctx, y, g, 0, 1);
-    if (!ta && y->rank == 2 && x->rank > 2 && full_batch(x, out[0]) && g->rank > 0 && g->dims[g->rank - 1] >= 0) {
+    ltf_tensor *gx = NULL, *gy = NULL;
+    /* an operand no source depends on (the data fed to a first layer) gets
+    ** no gradient: its product is skipped, as a traced graph prunes it */
+    int need_x = LTF_GRAD_NEEDED(ctx, 0), need_y = LTF_GRAD_NEEDED(ctx, 1);
+    if (need_x && !ta) gx = tb ? mm(ctx, g, y, 0, 0) : mm(ctx, g, y, 0, 1);
+    else if (need_x) gx = tb ? mm(ctx, y, g, 1, 1) : mm(ctx, y, g, 0, 1);
+    if (!need_y) {
+        /* none */
+    } else if (!ta && y->rank == 2 && x->rank > 2 && full_batch(x, out[0]) && g->rank > 0 && g->dims[g->rank - 1] >= 0) {
         int64_t rows = 1;   /* x's dims are known (full_batch); g shares its leading ones */
         for (int i = 0; i < x->rank - 1 && rows >= 0; i++)
             if (__builtin_mul_overflow(rows, x->dims[i], &rows)) rows = -1;   /* reshape reports it */
@@ -123,10 +128,10 @@ static ltf_status grad_matmul(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     } else {
         gy = tb ? mm(ctx, g, x, 1, 1) : mm(ctx, x, g, 0, 0);
     }
-    din[0] = ltf_g_unbroadcast(ctx, gx, x);
-    din[1] = ltf_g_unbroadcast(ctx, gy, y);
+    din[0] = need_x ? ltf_g_unbroadcast(ctx, gx, x) : NULL;
+    din[1] = need_y ? ltf_g_unbroadcast(ctx, gy, y) : NULL;
     ltf_g_free(2, gx, gy);
-    if (!din[0] || !din[1]) {
+    if ((need_x && !din[0]) || (need_y && !din[1])) {
         ltf_g_free(2, din[0], din[1]);
         din[0] = din[1] = NULL;
         return ctx->last_status;

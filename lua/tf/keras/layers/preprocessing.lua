@@ -15,7 +15,7 @@ return function(tf)
   local sfmt = string.format
   local U = require("tf.keras.layers.util")(tf)
 
-  local function cdt(self) return rawget(self, "compute_dtype") or self.dtype end
+  local function cdt(self) return self.compute_dtype or self.dtype end   -- the policy's compute dtype
   local function to_float(self, x)
     local dt = cdt(self)
     if x.dtype ~= dt then x = tf.cast(x, dt) end
@@ -461,9 +461,14 @@ return function(tf)
 
   local function run_transform(self, x, cols)
     local t = tf.concat(cols, 2)       -- (n, 8)
-    local y = tf.image.transform(to_float(self, x), t, {interpolation = self.interpolation, fill_mode = self.fill_mode,
-                                                        fill_value = self.fill_value})
-    return y
+    -- the transform op has no float16/bfloat16 kernel: a mixed policy's
+    -- images are transformed in float32 and cast back
+    local dt = cdt(self)
+    local low = dt == tf.float16 or dt == tf.bfloat16
+    local y = tf.image.transform(low and tf.cast(x, tf.float32) or to_float(self, x), t,
+                                 {interpolation = self.interpolation, fill_mode = self.fill_mode,
+                                  fill_value = self.fill_value})
+    return low and tf.cast(y, dt) or y
   end
 
   local RandomFlip = Layer:extend("RandomFlip")
