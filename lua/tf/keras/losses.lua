@@ -32,12 +32,30 @@ return function(tf)
     return t.dtype == tf.float32 or t.dtype == tf.float64
   end
 
+  -- Keras's squeeze_or_expand_to_same_rank: ranks that differ by one where
+  -- the larger ends in a dimension of 1 are made equal (a rank-1 tensor
+  -- gains the axis, else the larger loses it), so labels [batch] against
+  -- predictions [batch, 1] compare per sample instead of broadcasting to
+  -- [batch, batch]
+  local function same_rank(a, b)
+    local ra, rb = a.shape:rank(), b.shape:rank()
+    if ra == nil or rb == nil or ra == rb then return a, b end
+    if ra == rb + 1 and a.shape:as_list()[ra] == 1 then
+      if rb == 1 then b = tf.expand_dims(b, -1) else a = tf.squeeze(a, -1) end
+    elseif rb == ra + 1 and b.shape:as_list()[rb] == 1 then
+      if ra == 1 then a = tf.expand_dims(a, -1) else b = tf.squeeze(b, -1) end
+    end
+    return a, b
+  end
+  tf.core.internal.keras = tf.core.internal.keras or {}
+  tf.core.internal.keras.same_rank = same_rank
+
   local function prep(name, y_true, y_pred)
     y_pred = as_tensor(y_pred)
     if not floaty(y_pred) then y_pred = tf.cast(y_pred, tf.float32) end
     y_true = as_tensor(y_true, y_pred.dtype)
     if y_true.dtype ~= y_pred.dtype then y_true = tf.cast(y_true, y_pred.dtype) end
-    return y_true, y_pred
+    return same_rank(y_true, y_pred)
   end
 
   local function check_same(name, y_true, y_pred)

@@ -160,6 +160,7 @@ return function(tf)
   end
 
   mean_of("Accuracy", "accuracy", function(_, yt, yp)
+    yt, yp = tf.core.internal.keras.same_rank(yt, yp)   -- labels [batch] against [batch, 1], as Keras
     if yt.dtype ~= yp.dtype then yt = tf.cast(yt, yp.dtype) end
     return tf.cast(tf.equal(yt, yp), tf.float32)
   end)
@@ -184,6 +185,7 @@ return function(tf)
   end)
 
   mean_of("BinaryAccuracy", "binary_accuracy", function(self, yt, yp)
+    yt, yp = tf.core.internal.keras.same_rank(yt, yp)   -- labels [batch] against [batch, 1], as Keras
     if not (yp.dtype == tf.float32 or yp.dtype == tf.float64) then yp = tf.cast(yp, tf.float32) end
     local p = tf.cast(tf.greater(yp, self.threshold), tf.float32)
     if yt.dtype ~= tf.float32 then yt = tf.cast(yt, tf.float32) end
