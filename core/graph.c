@@ -287,6 +287,23 @@ static int capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *t) {
     return idx;
 }
 
+/* A variable handle (a concrete resource tensor) used in function graph 'g'
+** of a control-flow op: a constant of the outermost trace, passed in as a
+** captured input through each function graph between (the node standing
+** for it in 'g'), so that the control-flow op takes the handle as an input
+** (its gradient reaches the variable, as TensorFlow's captured resources).
+** -1 on failure. */
+static int capture_handle(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *t) {
+    if (!g->capturing || !g->outer) return capture(ctx, g, t);
+    int oi = capture_handle(ctx, g->outer, t);
+    if (oi < 0) return -1;
+    ltf_tensor *sym = symbolic_out(ctx, g->outer, oi, 0);
+    if (!sym) return -1;
+    int idx = capture_outer(ctx, g, sym);
+    ltf_tensor_release(sym);
+    return idx;
+}
+
 /* The node's device: the scope active while tracing, else the first device
 ** other than the host among its inputs (a captured tensor there, a variable
 ** whose value lives there, a node placed there); -1 leaves it to the inputs
@@ -341,6 +358,14 @@ ltf_status ltf_graph_add_op(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, i
         goto done;
     }
     for (int i = 0; i < nin; i++) {
+        /* a variable handle read in a control-flow function stays a constant
+        ** there (ops infer from its variable) and is also a captured input of
+        ** the control-flow op, so that tapes and gradients see the op use it */
+        if (in[i]->storage && in[i]->dtype == LTF_DTYPE_RESOURCE && g->capturing && g->outer &&
+            capture_handle(ctx, g, in[i]) < 0) {
+            st = ctx->last_status;
+            goto done;
+        }
         edges[i] = in[i]->storage ? capture(ctx, g, in[i])
                  : in[i]->graph != g ? capture_outer(ctx, g, in[i]) : in[i]->node;
         if (edges[i] < 0) {
