@@ -97,3 +97,45 @@ describe("keras Flatten and Reshape with the batch and another dim unknown", fun
     assert.tensor_near(x, b)
   end)
 end)
+
+describe("convolutions with unknown height and width", function()
+  local SIG = {input_signature = {tf.TensorSpec({nil, nil, nil, 1}, tf.float32)}}
+
+  it("Conv2DTranspose in a functional model with Input({nil, nil, 1}): values and gradients as eagerly", function()
+    tf.random.set_seed(3)
+    local layer = L.Conv2DTranspose{2, 3, strides = 2, padding = "same"}
+    local valid = L.Conv2DTranspose{1, {2, 3}, strides = {1, 2}, padding = "valid"}
+    local inp = tf.keras.Input{shape = {nil, nil, 1}}
+    local model = tf.keras.Model({inputs = inp, outputs = valid(layer(inp))})
+    local x = tf.random.normal({2, 3, 4, 1})
+    local eager = valid(layer(x))
+    -- (3, 4) -> same, stride 2: (6, 8) -> valid, kernel (2, 3), strides (1, 2): (7, 17)
+    assert.same({2, 7, 17, 1}, eager.shape:as_list())
+    local f = tf.fn(function(v) return model(v) end, SIG)
+    assert.tensor_near(eager, f(x), {atol = 1e-5})
+    local t1, t2 = tf.GradientTape(), tf.GradientTape()
+    local l1 = t1:record(function() return tf.reduce_sum(f(x) ^ 2) end)
+    local l2 = t2:record(function() return tf.reduce_sum(valid(layer(x)) ^ 2) end)
+    local g1, g2 = t1:gradient(l1, layer.kernel), t2:gradient(l2, layer.kernel)
+    assert.tensor_near(g2, g1, {atol = 1e-4})
+  end)
+
+  it("conv2d's input gradient inside tf.fn with the spatial sizes unknown (was UnimplementedError)", function()
+    tf.random.set_seed(4)
+    local c = L.Conv2D{2, 3, padding = "valid"}
+    local h = tf.fn(function(v) return tf.reduce_sum(c(v) ^ 2) end, SIG)
+    local xv = tf.Variable(tf.random.normal({2, 5, 6, 1}))
+    local t1, t2 = tf.GradientTape(), tf.GradientTape()
+    local l1 = t1:record(function() return h(xv:value()) end)
+    local l2 = t2:record(function() return tf.reduce_sum(c(xv:value()) ^ 2) end)
+    assert.near(l2:item(), l1:item(), 1e-3)
+    local g1, g2 = t1:gradient(l1, xv), t2:gradient(l2, xv)
+    assert.tensor_near(g2, g1, {atol = 1e-4})
+    -- central difference on input element 8
+    local eps = 1e-2
+    local bump = tf.reshape(tf.one_hot(tf.constant({8}), 60), {2, 5, 6, 1}) * eps
+    local fd = (h(xv:value() + bump):item() - h(xv:value() - bump):item()) / (2 * eps)
+    local an = tf.reshape(g1, {-1})[8]:item()
+    assert.near(fd, an, 2e-2 * math.max(1, math.abs(fd)))
+  end)
+end)
