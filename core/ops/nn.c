@@ -1037,7 +1037,7 @@ LTF_INTERNAL const ltf_op_def ltf_opdef_avg_pool2d = {
 LTF_INTERNAL const ltf_op_def ltf_opdef_conv2d_backprop_input = {
     "conv2d_backprop_input", 2, 2, 0, 0, infer_conv2d_bpi, CPU(ltf_cpu_nn_conv2d_backprop_input), grad_conv2d_bpi };
 LTF_INTERNAL const ltf_op_def ltf_opdef_conv2d_backprop_input_dyn = {
-    "conv2d_backprop_input", 3, 3, 0, 0, infer_conv2d_bpi_dyn, CPU(kernel_conv2d_bpi_dyn), grad_conv2d_bpi };
+    "conv2d_backprop_input_dyn", 3, 3, 0, 0, infer_conv2d_bpi_dyn, CPU(kernel_conv2d_bpi_dyn), grad_conv2d_bpi };
 LTF_INTERNAL const ltf_op_def ltf_opdef_conv2d_backprop_filter = {
     "conv2d_backprop_filter", 2, 2, 0, 0, infer_conv2d_bpf, CPU(ltf_cpu_nn_conv2d_backprop_filter), grad_conv2d_bpf };
 LTF_INTERNAL const ltf_op_def ltf_opdef_max_pool2d_grad = {
