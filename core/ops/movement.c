@@ -98,8 +98,7 @@ static void sv_tensor(const ltf_tensor *t, int64_t *v, int *n) {
         if (m > LTF_MAX_RANK) return;
         for (int64_t k = 0; k < m; k++)
             v[k] = t->dtype == LTF_DTYPE_INT32 ? ((const int32_t *)LTF_DATA(t))[k] : ((const int64_t *)LTF_DATA(t))[k];
-        *n = t->rank == 0 ? 0 : (int)m;
-        if (t->rank == 0) { *n = 0; }
+        *n = t->rank == 0 ? 0 : (int)m;   /* a scalar: length 0, its value in v[0] */
         return;
     }
     if (t->graph) sv_node(t->graph, t->node, t->out_index, 0, v, n);
