@@ -13,7 +13,7 @@
 #include "../shape.h"
 #include "../cpu/cpu.h"
 #include "../grad.h"
-#include "../graph.h"
+#include "../ctx.h"
 
 /* Kernels of the gradient helper ops (core/cpu/movement.c). */
 LTF_CPU_KERNEL(ltf_cpu_movement_unsorted_segment_sum);
@@ -76,16 +76,14 @@ static ltf_status axes_of(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, 
 
 
 /* {==== Shapes given as tensors (tf.reshape(x, shape_tensor) & co) */
-#define SV_UNKNOWN INT64_MIN
+#define SV_UNKNOWN INT64_MIN   /* an entry not known while tracing (as graph.c's LTF_UNKNOWN_VALUE) */
 
-/* The values of output 'o' of node 'i' of 'g' as far as tracing knows them
-** (TensorFlow's constant_value_as_shape, for the cheap cases): constants,
-** tf.shape of a partly known shape, scalars picked from those with x[i],
-** stacks and concats of them. '*n' is the length (-1 unknown); an unknown
-** entry is SV_UNKNOWN. */
-static void sv_node(const ltf_graph *g, int i, int o, int depth, int64_t *v, int *n);
-
-static void sv_tensor(const ltf_tensor *t, int64_t *v, int *n) {
+/* The values of the int32/int64 scalar or vector 't' as far as they are
+** known: all of them for a tensor in host memory; for a symbolic one what
+** tracing can tell (graph.c's ltf_graph_int_values). '*n' is the length
+** (-1 unknown; 0 for a scalar, its value in v[0]); an unknown entry is
+** SV_UNKNOWN. */
+static void sv_tensor(ltf_ctx *ctx, const ltf_tensor *t, int64_t *v, int *n) {
     *n = -1;
     if (t->rank > 1 || (t->dtype != LTF_DTYPE_INT32 && t->dtype != LTF_DTYPE_INT64)) return;
     if (t->storage) {
@@ -101,73 +99,7 @@ static void sv_tensor(const ltf_tensor *t, int64_t *v, int *n) {
         *n = t->rank == 0 ? 0 : (int)m;   /* a scalar: length 0, its value in v[0] */
         return;
     }
-    if (t->graph) sv_node(t->graph, t->node, t->out_index, 0, v, n);
-}
-
-/* A scalar's value (SV_UNKNOWN when not known) */
-static int64_t sv_scalar(const ltf_graph *g, ltf_edge e, int depth) {
-    int64_t v[LTF_MAX_RANK + 1];
-    int n;
-    const ltf_type *ty = &g->nodes[e.node].out[e.out];
-    if (ty->rank != 0) return SV_UNKNOWN;
-    sv_node(g, e.node, e.out, depth + 1, v, &n);
-    return n == 0 ? v[0] : SV_UNKNOWN;
-}
-
-static void sv_node(const ltf_graph *g, int i, int o, int depth, int64_t *v, int *n) {
-    const ltf_node *nd = &g->nodes[i];
-    const ltf_type *ty = &nd->out[o];
-    *n = -1;
-    if (depth > 8 || ty->rank > 1 || (ty->dtype != LTF_DTYPE_INT32 && ty->dtype != LTF_DTYPE_INT64)) return;
-    int len = ty->rank == 0 ? 0 : (ty->dims[0] < 0 || ty->dims[0] > LTF_MAX_RANK ? -1 : (int)ty->dims[0]);
-    if (len < 0) return;
-    int m = len ? len : 1;
-    for (int k = 0; k < m; k++) v[k] = SV_UNKNOWN;
-    *n = len;
-    if (nd->kind == LTF_NODE_CONST && nd->value) {
-        sv_tensor(nd->value, v, n);
-        return;
-    }
-    if (nd->kind != LTF_NODE_OP) return;
-    const ltf_attrs *a = nd->attrs;
-    switch (nd->op) {
-    case LTF_OP_SHAPE: {
-        const ltf_type *x = &g->nodes[nd->in[0].node].out[nd->in[0].out];
-        for (int k = 0; k < len && x->rank == len; k++) v[k] = x->dims[k] >= 0 ? x->dims[k] : SV_UNKNOWN;
-        return;
-    }
-    case LTF_OP_STACK:
-        if (len != nd->nin || (a && a->i[0] != 0)) return;
-        for (int k = 0; k < len; k++) v[k] = sv_scalar(g, nd->in[k], depth);
-        return;
-    case LTF_OP_CONCAT: {
-        if (a && a->i[0] != 0 && a->i[0] != -1) return;
-        int at = 0;
-        for (int k = 0; k < nd->nin; k++) {
-            int64_t w[LTF_MAX_RANK + 1];
-            int nw;
-            sv_node(g, nd->in[k].node, nd->in[k].out, depth + 1, w, &nw);
-            if (nw < 0 || at + nw > len) {   /* an unknown part: the rest stays unknown */
-                for (int q = at; q < len; q++) v[q] = SV_UNKNOWN;
-                return;
-            }
-            memcpy(v + at, w, sizeof(int64_t) * (size_t)nw);
-            at += nw;
-        }
-        return;
-    }
-    case LTF_OP_STRIDED_SLICE: {   /* x[i] of a vector: one shrunk index */
-        if (len != 0 || !a || a->nints != 2 || a->i[2] != 1 || a->i[3] != 0) return;
-        int64_t w[LTF_MAX_RANK + 1];
-        int nw;
-        sv_node(g, nd->in[0].node, nd->in[0].out, depth + 1, w, &nw);
-        int64_t k = a->ints[0] < 0 ? a->ints[0] + nw : a->ints[0];
-        if (nw > 0 && k >= 0 && k < nw) v[0] = w[k];
-        return;
-    }
-    default:
-        return;
-    }
+    if (t->graph && ctx->graph_int_values) ctx->graph_int_values(t, v, n);
 }
 
 /* A shape-like argument given as the tensor 't' (int32/int64, rank 1):
@@ -186,7 +118,7 @@ static ltf_status shape_input(ltf_ctx *ctx, const ltf_op_def *def, const char *a
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' has %lld entries, at most %d are allowed", def->name,
                         arg, (long long)t->dims[0], LTF_MAX_RANK);
     *n = -1;
-    if (t->rank == 1) sv_tensor(t, v, n);
+    if (t->rank == 1) sv_tensor(ctx, t, v, n);
     return LTF_OK;
 }
 
