@@ -10,6 +10,7 @@
 #include "../op.h"
 #include "../shape.h"
 #include "../cpu/cpu.h"
+#include "../device.h"
 
 static ltf_status check_dtype(ltf_ctx *ctx, const ltf_op_def *def, const ltf_attrs *a, unsigned allowed,
                               const char *expected) {
@@ -142,9 +143,14 @@ static ltf_status infer_fill_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor
 }
 
 /* The scalar value of 'in[k]' as range's attributes keep it; 0 when not known */
-static int range_value(const ltf_tensor *t, int isint, int64_t *iv, double *fv) {
-    if (!t->storage || t->storage->device != LTF_DEVICE_CPU || t->numel != 1) return 0;
+static int range_value(ltf_ctx *ctx, const ltf_tensor *t, int isint, int64_t *iv, double *fv) {
+    if (!t->storage || t->numel != 1) return 0;
+    double host[1];   /* a device tensor: its value copied to the host */
     const void *p = LTF_DATA(t);
+    if (t->storage->device != LTF_DEVICE_CPU) {
+        if (ltf_tensor_read(ctx, t, host, (size_t)ltf_dtype_size(t->dtype)) != LTF_OK) return 0;
+        p = host;
+    }
     double d;
     switch (t->dtype) {
     case LTF_DTYPE_INT32: d = ((const int32_t *)p)[0]; *iv = ((const int32_t *)p)[0]; break;
@@ -159,13 +165,13 @@ static int range_value(const ltf_tensor *t, int isint, int64_t *iv, double *fv) 
 }
 
 /* range(start, limit, delta) with tensor inputs: their values into the attributes when known */
-static int range_attrs(ltf_tensor *const *in, const ltf_attrs *a, ltf_attrs *b) {
+static int range_attrs(ltf_ctx *ctx, ltf_tensor *const *in, const ltf_attrs *a, ltf_attrs *b) {
     *b = *a;
     int isint = a->i[0] == LTF_DTYPE_INT32 || a->i[0] == LTF_DTYPE_INT64;
     for (int k = 0; k < 3; k++) {
         int64_t iv;
         double fv;
-        if (!range_value(in[k], isint, &iv, &fv)) return 0;
+        if (!range_value(ctx, in[k], isint, &iv, &fv)) return 0;
         if (isint) b->i[k + 1] = iv;
         else b->f[k] = fv;
     }
@@ -185,7 +191,7 @@ static ltf_status infer_range_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tenso
         }
     }
     ltf_attrs b;
-    if (range_attrs(in, a, &b)) return infer_range(ctx, def, NULL, 0, &b, out, maxout, nout);
+    if (range_attrs(ctx, in, a, &b)) return infer_range(ctx, def, NULL, 0, &b, out, maxout, nout);
     ltf_status st = check_dtype(ctx, def, a, FLOATS | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64),
                                 "float32, float64, int32, int64, float16, bfloat16");
     if (st != LTF_OK) return st;
@@ -200,7 +206,7 @@ static ltf_status kernel_range_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tens
                                    const ltf_attrs *a, ltf_tensor **out, int nout) {
     ltf_attrs b;
     if (nin < 3) return ltf_cpu_init_ops_range(ctx, def, in, nin, a, out, nout);
-    if (!range_attrs(in, a, &b))
+    if (!range_attrs(ctx, in, a, &b))
         return ltf_fail(ctx, LTF_ERR_INTERNAL, "%s: start, limit and delta must be in host memory", def->name);
     return ltf_cpu_init_ops_range(ctx, def, NULL, 0, &b, out, nout);
 }

@@ -14,6 +14,7 @@
 #include "../cpu/cpu.h"
 #include "../grad.h"
 #include "../ctx.h"
+#include "../device.h"
 
 /* Kernels of the gradient helper ops (core/cpu/movement.c). */
 LTF_CPU_KERNEL(ltf_cpu_movement_unsorted_segment_sum);
@@ -87,13 +88,17 @@ static void sv_tensor(ltf_ctx *ctx, const ltf_tensor *t, int64_t *v, int *n) {
     *n = -1;
     if (t->rank > 1 || (t->dtype != LTF_DTYPE_INT32 && t->dtype != LTF_DTYPE_INT64)) return;
     if (t->storage) {
-        if (t->storage->device != LTF_DEVICE_CPU) {   /* on a device: only the length is known here */
-            *n = t->rank == 0 ? 0 : (int)(t->dims[0] > LTF_MAX_RANK ? -1 : t->dims[0]);
-            for (int k = 0; k < *n; k++) v[k] = SV_UNKNOWN;
-            return;
-        }
         int64_t m = t->rank == 0 ? 1 : t->dims[0];
         if (m > LTF_MAX_RANK) return;
+        if (t->storage->device != LTF_DEVICE_CPU) {   /* on a device: its few values copied to the host */
+            int32_t w32[LTF_MAX_RANK + 1];
+            int64_t w64[LTF_MAX_RANK + 1];
+            int wide = t->dtype == LTF_DTYPE_INT64;
+            if (ltf_tensor_read(ctx, t, wide ? (void *)w64 : (void *)w32, (size_t)m * (wide ? 8 : 4)) != LTF_OK) return;
+            for (int64_t k = 0; k < m; k++) v[k] = wide ? w64[k] : w32[k];
+            *n = t->rank == 0 ? 0 : (int)m;
+            return;
+        }
         for (int64_t k = 0; k < m; k++)
             v[k] = t->dtype == LTF_DTYPE_INT32 ? ((const int32_t *)LTF_DATA(t))[k] : ((const int64_t *)LTF_DATA(t))[k];
         *n = t->rank == 0 ? 0 : (int)m;   /* a scalar: length 0, its value in v[0] */
