@@ -348,7 +348,7 @@ static int random_range(lua_State *L) {
             ltfL_getkw(L, kw, "dtype");
             a.i[0] = lua_isnil(L, -1) ? (int)ltf_tensor_dtype(ts[0]) : ltfL_checkdtype(L, -1, "range", "dtype", -1);
             lua_pop(L, 1);
-            return ltfL_run1(L, LTF_OP_RANGE, ts, 3, &a);
+            return ltfL_run1(L, LTF_OP_RANGE_DYN, ts, 3, &a);
         }
     }
     num v[3];

@@ -143,11 +143,11 @@ static ltf_status infer_fill_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor
 }
 
 /* The scalar value of 'in[k]' as range's attributes keep it; 0 when not known */
-static int range_value(ltf_ctx *ctx, const ltf_tensor *t, int isint, int64_t *iv, double *fv) {
+static int range_value(ltf_ctx *ctx, const ltf_tensor *t, int direct, int64_t *iv, double *fv) {
     if (!t->storage || t->numel != 1) return 0;
     double host[1];   /* a device tensor: its value copied to the host */
     const void *p = LTF_DATA(t);
-    if (t->storage->device != LTF_DEVICE_CPU) {
+    if (!direct && t->storage->device != LTF_DEVICE_CPU) {
         if (ltf_tensor_read(ctx, t, host, (size_t)ltf_dtype_size(t->dtype)) != LTF_OK) return 0;
         p = host;
     }
@@ -159,19 +159,20 @@ static int range_value(ltf_ctx *ctx, const ltf_tensor *t, int isint, int64_t *iv
     case LTF_DTYPE_FLOAT64: d = ((const double *)p)[0]; *iv = (int64_t)d; break;
     default: return 0;
     }
-    (void)isint;
     *fv = d;
     return 1;
 }
 
-/* range(start, limit, delta) with tensor inputs: their values into the attributes when known */
-static int range_attrs(ltf_ctx *ctx, ltf_tensor *const *in, const ltf_attrs *a, ltf_attrs *b) {
+/* range(start, limit, delta) with tensor inputs: their values into the
+** attributes when known ('direct': a kernel, whose inputs it can read where
+** they are) */
+static int range_attrs(ltf_ctx *ctx, ltf_tensor *const *in, const ltf_attrs *a, ltf_attrs *b, int direct) {
     *b = *a;
     int isint = a->i[0] == LTF_DTYPE_INT32 || a->i[0] == LTF_DTYPE_INT64;
     for (int k = 0; k < 3; k++) {
         int64_t iv;
         double fv;
-        if (!range_value(ctx, in[k], isint, &iv, &fv)) return 0;
+        if (!range_value(ctx, in[k], direct, &iv, &fv)) return 0;
         if (isint) b->i[k + 1] = iv;
         else b->f[k] = fv;
     }
@@ -191,7 +192,7 @@ static ltf_status infer_range_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tenso
         }
     }
     ltf_attrs b;
-    if (range_attrs(ctx, in, a, &b)) return infer_range(ctx, def, NULL, 0, &b, out, maxout, nout);
+    if (range_attrs(ctx, in, a, &b, 0)) return infer_range(ctx, def, NULL, 0, &b, out, maxout, nout);
     ltf_status st = check_dtype(ctx, def, a, FLOATS | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64),
                                 "float32, float64, int32, int64, float16, bfloat16");
     if (st != LTF_OK) return st;
@@ -206,7 +207,7 @@ static ltf_status kernel_range_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tens
                                    const ltf_attrs *a, ltf_tensor **out, int nout) {
     ltf_attrs b;
     if (nin < 3) return ltf_cpu_init_ops_range(ctx, def, in, nin, a, out, nout);
-    if (!range_attrs(ctx, in, a, &b))
+    if (!range_attrs(ctx, in, a, &b, 1))
         return ltf_fail(ctx, LTF_ERR_INTERNAL, "%s: start, limit and delta must be in host memory", def->name);
     return ltf_cpu_init_ops_range(ctx, def, NULL, 0, &b, out, nout);
 }
@@ -261,7 +262,12 @@ static ltf_status infer_eye(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *con
 LTF_INTERNAL const ltf_op_def ltf_opdef_fill = {
     "fill", 0, 1, ND, 0, infer_fill_any, CPU(ltf_cpu_init_ops_fill), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_range = {
-    "range", 0, 3, ND, 0, infer_range_any, CPU(kernel_range_any), NULL };
+    "range", 0, 0, ND, 0, infer_range, CPU(ltf_cpu_init_ops_range), NULL };
+/* range with start, limit and delta as scalar tensors read when it runs
+** (tf.range of a bound known only then); CPU only: a device's range kernel
+** reads the attributes */
+LTF_INTERNAL const ltf_op_def ltf_opdef_range_dyn = {
+    "range_dyn", 3, 3, ND, 0, infer_range_any, CPU(kernel_range_any), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_linspace = {
     "linspace", 0, 0, ND, 0, infer_linspace, CPU(ltf_cpu_init_ops_linspace), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_eye = {
