@@ -78,6 +78,12 @@ static int ad_tape_is_watched(lua_State *L) {
     return 1;
 }
 
+/* core.tapes_track(t): a recording tape can compute t's gradient */
+static int ad_tapes_track(lua_State *L) {
+    lua_pushboolean(L, ltf_tapes_track(ltfL_ctx(L), ltfL_checktensor(L, 1, "tapes_track", "tensor")));
+    return 1;
+}
+
 static int ad_tape_reset(lua_State *L) {
     ltf_status st = ltf_tape_reset(ltfL_ctx(L), checktape(L, 1));
     if (st != LTF_OK) return ltfL_raisectx(L, st);
@@ -256,6 +262,7 @@ static const luaL_Reg ad_fns[] = {
     {"tape_recording", ad_tape_recording},
     {"tape_watch", ad_tape_watch},
     {"tape_is_watched", ad_tape_is_watched},
+    {"tapes_track", ad_tapes_track},
     {"tape_reset", ad_tape_reset},
     {"tape_mark_used", ad_tape_mark_used},
     {"tape_gradient", ad_tape_gradient},

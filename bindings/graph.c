@@ -378,6 +378,25 @@ static int gr_captures(lua_State *L) {
     return 1;
 }
 
+/* core.graph_consts(graph) -> array of the float tensors the graph captured
+** as constants (eager tensors it reads: they may be a tape's sources) */
+static int gr_consts(lua_State *L) {
+    graph_box *b = checkgraph(L, 1);
+    const ltf_graph *g = b->g;
+    lua_newtable(L);
+    int n = 0;
+    for (int i = 0; i < ltf_graph_num_nodes(g); i++) {
+        ltf_tensor *v = ltf_graph_node_value(g, i);
+        if (!v || !ltf_graph_node_live(g, i)) continue;
+        ltf_dtype dt = ltf_tensor_dtype(v);
+        if (dt != LTF_DTYPE_FLOAT32 && dt != LTF_DTYPE_FLOAT64 && dt != LTF_DTYPE_FLOAT16 && dt != LTF_DTYPE_BFLOAT16)
+            continue;
+        ltfL_pushtensor(L, ltf_tensor_retain(v));
+        lua_rawseti(L, -2, ++n);
+    }
+    return 1;
+}
+
 /* core.graph_captured(graph) -> array of the outer symbolic tensors a
 ** function graph captured, in the order of its extra inputs */
 static int gr_captured(lua_State *L) {
@@ -560,6 +579,7 @@ static const luaL_Reg graph_fns[] = {
     {"trace_key", gr_trace_key},
     {"graph_captures", gr_captures},
     {"graph_captured", gr_captured},
+    {"graph_consts", gr_consts},
     {"cond", gr_cond},
     {"while_loop", gr_while},
     {"graph_lift", gr_lift},

@@ -110,6 +110,11 @@ static int mv_reshape(lua_State *L) {
     ltf_tensor *x = ltfL_totensor(L, 1, -1, "reshape", "tensor");
     ltf_attrs a;
     ltf_attrs_init(&a);
+    ltf_tensor *s = ltfL_testtensor(L, 2);
+    if (s) {   /* a shape tensor: read when the op runs */
+        ltf_tensor *in[2] = { x, s };
+        return ltfL_run1(L, LTF_OP_RESHAPE, in, 2, &a);
+    }
     a.nints = ltfL_checkintlist(L, 2, "reshape", "shape", a.ints, LTF_ATTR_LIST_MAX, 0);
     return ltfL_run1(L, LTF_OP_RESHAPE, &x, 1, &a);
 }
@@ -512,6 +517,11 @@ static int mv_broadcast_to(lua_State *L) {
     ltf_tensor *x = ltfL_totensor(L, 1, -1, "broadcast_to", "input");
     ltf_attrs a;
     ltf_attrs_init(&a);
+    ltf_tensor *s = ltfL_testtensor(L, 2);
+    if (s) {   /* a shape tensor: read when the op runs */
+        ltf_tensor *in[2] = { x, s };
+        return ltfL_run1(L, LTF_OP_BROADCAST_TO, in, 2, &a);
+    }
     a.nints = ltfL_checkintlist(L, 2, "broadcast_to", "shape", a.ints, LTF_ATTR_LIST_MAX, 0);
     return ltfL_run1(L, LTF_OP_BROADCAST_TO, &x, 1, &a);
 }

@@ -276,6 +276,16 @@ static int nn_conv2d_transpose(lua_State *L) {
     ltf_attrs at;
     ltf_attrs_init(&at);
     int64_t outer[2];
+    ltf_tensor *shape = ltfL_testtensor(L, 3);
+    if (shape && ltf_tensor_is_symbolic(shape)) {   /* known when the graph runs: (N, H, W, C) */
+        if (lua_isnil(L, 5)) {
+            lua_pushliteral(L, "SAME");
+            lua_replace(L, 5);
+        }
+        conv_window_args(L, 4, name, &at);
+        ltf_tensor *in[3] = { f, x, shape };
+        return ltfL_run1(L, LTF_OP_CONV2D_BACKPROP_INPUT_DYN, in, 3, &at);
+    }
     sizes_arg(L, 3, name, "output_shape", 0, &at, outer);
     if (lua_isnil(L, 5)) {
         lua_pushliteral(L, "SAME");

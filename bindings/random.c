@@ -94,6 +94,12 @@ static int check_shape(lua_State *L, int idx, const char *op, const char *arg, i
     return rank;
 }
 
+/* The symbolic tensor at 'idx' (a shape known only when the op runs), or NULL. */
+static ltf_tensor *shape_tensor(lua_State *L, int idx) {
+    ltf_tensor *t = ltfL_testtensor(L, idx);
+    return t && ltf_tensor_is_symbolic(t) ? t : NULL;
+}
+
 /* A scalar number: a Lua number or a one-element numeric tensor. Sets
 ** '*isint' when the value is an integer (a Lua integer or an integer
 ** tensor) and '*dt' to the dtype it would have by itself. */
@@ -184,20 +190,21 @@ static void set_shape(ltf_attrs *a, int rank, const int64_t *dims) {
 /* }==== */
 
 /* {==== zeros, ones, fill */
-static int fill_value(lua_State *L, int rank, const int64_t *dims, int dt, double f, int64_t i) {
+static int fill_value(lua_State *L, ltf_tensor *shape, int rank, const int64_t *dims, int dt, double f, int64_t i) {
     ltf_attrs a;
     ltf_attrs_init(&a);
-    set_shape(&a, rank, dims);
+    set_shape(&a, shape ? 0 : rank, dims);
     a.i[0] = dt;
     a.i[1] = i;
     a.f[0] = f;
-    return ltfL_run1(L, LTF_OP_FILL, NULL, 0, &a);
+    return ltfL_run1(L, LTF_OP_FILL, shape ? &shape : NULL, shape ? 1 : 0, &a);
 }
 
 /* tf.zeros(shape [, dtype]) / tf.zeros(shape, {dtype=}) and tf.ones. */
 static int zeros_or_ones(lua_State *L, const char *op, int one) {
     int64_t dims[LTF_MAX_RANK];
-    int rank = check_shape(L, 1, op, "shape", dims);
+    ltf_tensor *shape = shape_tensor(L, 1);
+    int rank = shape ? 0 : check_shape(L, 1, op, "shape", dims);
     int kw = is_kwtable(L, 2) ? 2 : 0;
     if (kw) {
         static const char *const keys[] = { "dtype", "name", NULL };
@@ -206,7 +213,7 @@ static int zeros_or_ones(lua_State *L, const char *op, int one) {
     int dt = opt_dtype(L, kw ? 0 : 2, kw, op, LTF_DTYPE_FLOAT32);
     if (one && dt == LTF_DTYPE_STRING)
         return ltfL_raisef(L, LTF_ERR_TYPE, "%s: a string tensor has no 'one' (use tf.fill(dims, \"1\"))", op);
-    return fill_value(L, rank, dims, dt, one, one);
+    return fill_value(L, shape, rank, dims, dt, one, one);
 }
 static int random_zeros(lua_State *L) { return zeros_or_ones(L, "zeros", 0); }
 static int random_ones(lua_State *L) { return zeros_or_ones(L, "ones", 1); }
@@ -216,7 +223,8 @@ static int random_ones(lua_State *L) { return zeros_or_ones(L, "ones", 1); }
 ** dtype of a scalar tensor). */
 static int random_fill(lua_State *L) {
     int64_t dims[LTF_MAX_RANK];
-    int rank = check_shape(L, 1, "fill", "dims", dims);
+    ltf_tensor *shape = shape_tensor(L, 1);
+    int rank = shape ? 0 : check_shape(L, 1, "fill", "dims", dims);
     ltf_attrs a;
     ltf_attrs_init(&a);
     set_shape(&a, rank, dims);
@@ -236,13 +244,13 @@ static int random_fill(lua_State *L) {
         uint8_t b = 0;
         ltfL_readvalues(L, t, &b, 1);
         a.i[1] = b != 0;
-        return ltfL_run1(L, LTF_OP_FILL, NULL, 0, &a);
+        return ltfL_run1(L, LTF_OP_FILL, shape ? &shape : NULL, shape ? 1 : 0, &a);
     } else if (lua_type(L, 2) == LUA_TSTRING) {
         s = lua_tolstring(L, 2, &len);
     } else if (lua_isboolean(L, 2)) {
         a.i[0] = LTF_DTYPE_BOOL;
         a.i[1] = lua_toboolean(L, 2);
-        return ltfL_run1(L, LTF_OP_FILL, NULL, 0, &a);
+        return ltfL_run1(L, LTF_OP_FILL, shape ? &shape : NULL, shape ? 1 : 0, &a);
     } else {
         if (lua_isnoneornil(L, 2)) return ltfL_argerror(L, 2, "fill", "value", "number, boolean, string or scalar tensor");
         num n;
@@ -250,16 +258,20 @@ static int random_fill(lua_State *L) {
         a.i[0] = n.dt;
         a.i[1] = n.i;
         a.f[0] = n.d;
-        return ltfL_run1(L, LTF_OP_FILL, NULL, 0, &a);
+        return ltfL_run1(L, LTF_OP_FILL, shape ? &shape : NULL, shape ? 1 : 0, &a);
     }
     a.i[0] = LTF_DTYPE_STRING;
     if (len < sizeof a.s && memchr(s, '\0', len) == NULL) {
         memcpy(a.s, s, len);
         a.s[len] = '\0';
-        return ltfL_run1(L, LTF_OP_FILL, NULL, 0, &a);
+        return ltfL_run1(L, LTF_OP_FILL, shape ? &shape : NULL, shape ? 1 : 0, &a);
     }
     /* a long string (or one holding NUL bytes): broadcast a scalar */
     ltf_tensor *v = t ? t : ltfL_totensor(L, 2, LTF_DTYPE_STRING, "fill", "value");
+    if (shape) {
+        ltf_tensor *in[2] = { v, shape };
+        return ltfL_run1(L, LTF_OP_BROADCAST_TO, in, 2, &a);
+    }
     return ltfL_run1(L, LTF_OP_BROADCAST_TO, &v, 1, &a);
 }
 
@@ -280,7 +292,7 @@ static int like(lua_State *L, const char *op, ltf_op_id id, int one) {
     if (one && dt == LTF_DTYPE_STRING)
         return ltfL_raisef(L, LTF_ERR_TYPE, "%s: a string tensor has no 'one' (use tf.fill(dims, \"1\"))", op);
     if (!ltf_tensor_is_symbolic(x))
-        return fill_value(L, ltf_tensor_rank(x), ltf_tensor_dims(x), dt, one, one);
+        return fill_value(L, NULL, ltf_tensor_rank(x), ltf_tensor_dims(x), dt, one, one);
     /* symbolic with a new dtype: make it in x's dtype, then cast */
     ltfL_run1(L, id, &x, 1, NULL);
     ltf_tensor *y = ltfL_testtensor(L, -1);
@@ -322,6 +334,23 @@ static int random_range(lua_State *L) {
         ltfL_checkkeys(L, kw, "range", keys);
     }
     if (top > 3) return ltfL_raisef(L, LTF_ERR_TYPE, "range: expected at most 3 values, got %d", top);
+    if (top == 3 && dtpos == 0 && kw) {   /* start, limit, delta as tensors (one symbolic): the Lua wrapper
+                                          ** cast them to the dtype; values read when the op runs */
+        ltf_tensor *ts[3];
+        int sym = 0;
+        for (int k = 0; k < 3; k++) {
+            ts[k] = ltfL_testtensor(L, k + 1);
+            sym |= ts[k] && ltf_tensor_is_symbolic(ts[k]);
+        }
+        if (sym && ts[0] && ts[1] && ts[2]) {
+            ltf_attrs a;
+            ltf_attrs_init(&a);
+            ltfL_getkw(L, kw, "dtype");
+            a.i[0] = lua_isnil(L, -1) ? (int)ltf_tensor_dtype(ts[0]) : ltfL_checkdtype(L, -1, "range", "dtype", -1);
+            lua_pop(L, 1);
+            return ltfL_run1(L, LTF_OP_RANGE_DYN, ts, 3, &a);
+        }
+    }
     num v[3];
     int given[3] = { 0, 0, 0 };
     for (int k = 0; k < 3 && k < top; k++)
@@ -476,7 +505,8 @@ static void rand_args_get(lua_State *L, const char *op, const char *na, const ch
 ** tf.random.normal(shape, mean, stddev, dtype, seed). */
 static int random_normal(lua_State *L) {
     int64_t dims[LTF_MAX_RANK];
-    int rank = check_shape(L, 1, "normal", "shape", dims);
+    ltf_tensor *shape = shape_tensor(L, 1);
+    int rank = shape ? 0 : check_shape(L, 1, "normal", "shape", dims);
     rand_args r;
     rand_args_get(L, "normal", "mean", "stddev", &r);
     ltf_attrs a;
@@ -489,14 +519,15 @@ static int random_normal(lua_State *L) {
     if (r.a) { check_num(L, r.a, "normal", "mean", &n); a.f[0] = n.d; }
     if (r.b) { check_num(L, r.b, "normal", "stddev", &n); a.f[1] = n.d; }
     seed_attrs(L, r.seed, "normal", &a);
-    return ltfL_run1(L, LTF_OP_RANDOM_NORMAL, NULL, 0, &a);
+    return ltfL_run1(L, LTF_OP_RANDOM_NORMAL, shape ? &shape : NULL, shape ? 1 : 0, &a);
 }
 
 /* tf.random.uniform(shape, {minval=0, maxval=1, dtype=float32, seed=});
 ** integer dtypes need maxval, as TensorFlow's. */
 static int random_uniform(lua_State *L) {
     int64_t dims[LTF_MAX_RANK];
-    int rank = check_shape(L, 1, "uniform", "shape", dims);
+    ltf_tensor *shape = shape_tensor(L, 1);
+    int rank = shape ? 0 : check_shape(L, 1, "uniform", "shape", dims);
     rand_args r;
     rand_args_get(L, "uniform", "minval", "maxval", &r);
     ltf_attrs a;
@@ -519,7 +550,7 @@ static int random_uniform(lua_State *L) {
         a.f[1] = hi.d;
     }
     seed_attrs(L, r.seed, "uniform", &a);
-    return ltfL_run1(L, LTF_OP_RANDOM_UNIFORM, NULL, 0, &a);
+    return ltfL_run1(L, LTF_OP_RANDOM_UNIFORM, shape ? &shape : NULL, shape ? 1 : 0, &a);
 }
 
 /* tf.random.truncated_normal(shape, {mean=0, stddev=1, dtype=float32, seed=})
@@ -527,7 +558,8 @@ static int random_uniform(lua_State *L) {
 ** deviations from the mean are redrawn. */
 static int random_truncated_normal(lua_State *L) {
     int64_t dims[LTF_MAX_RANK];
-    int rank = check_shape(L, 1, "truncated_normal", "shape", dims);
+    ltf_tensor *shape = shape_tensor(L, 1);
+    int rank = shape ? 0 : check_shape(L, 1, "truncated_normal", "shape", dims);
     rand_args r;
     rand_args_get(L, "truncated_normal", "mean", "stddev", &r);
     ltf_attrs a;
@@ -540,7 +572,7 @@ static int random_truncated_normal(lua_State *L) {
     if (r.a) { check_num(L, r.a, "truncated_normal", "mean", &n); a.f[0] = n.d; }
     if (r.b) { check_num(L, r.b, "truncated_normal", "stddev", &n); a.f[1] = n.d; }
     seed_attrs(L, r.seed, "truncated_normal", &a);
-    return ltfL_run1(L, LTF_OP_TRUNCATED_NORMAL, NULL, 0, &a);
+    return ltfL_run1(L, LTF_OP_TRUNCATED_NORMAL, shape ? &shape : NULL, shape ? 1 : 0, &a);
 }
 
 /* Trailing arguments after 'first' fixed ones: positional, or one keyword

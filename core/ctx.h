@@ -127,6 +127,10 @@ struct ltf_ctx {
     struct ltf_graph *graph;
     ltf_status (*graph_op)(ltf_ctx *, int, ltf_tensor *const *, int, const ltf_attrs *,
                            ltf_tensor **, int, int *);
+    /* tracing: what the graph knows of a symbolic int32/int64 vector's values
+    ** (ltf_graph_int_values: shapes given as tensors, ops/movement.c); an
+    ** unknown entry is INT64_MIN */
+    void (*graph_int_values)(const ltf_tensor *, int64_t *, int *);
     /* control flow: the finished graphs cond/while nodes run (functions.c) */
     struct ltf_fn_table *fns;
     /* what the owners of per-context state (storage.c's block caches,

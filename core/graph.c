@@ -91,6 +91,7 @@ ltf_graph *ltf_graph_begin(ltf_ctx *ctx, const char *name) {
     g->tracing = 1;
     ctx->graph = g;
     ctx->graph_op = ltf_graph_add_op;
+    ctx->graph_int_values = ltf_graph_int_values;
     return g;
 }
 
@@ -287,6 +288,23 @@ static int capture(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *t) {
     return idx;
 }
 
+/* A variable handle (a concrete resource tensor) used in function graph 'g'
+** of a control-flow op: a constant of the outermost trace, passed in as a
+** captured input through each function graph between (the node standing
+** for it in 'g'), so that the control-flow op takes the handle as an input
+** (its gradient reaches the variable, as TensorFlow's captured resources).
+** -1 on failure. */
+static int capture_handle(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *t) {
+    if (!g->capturing || !g->outer) return capture(ctx, g, t);
+    int oi = capture_handle(ctx, g->outer, t);
+    if (oi < 0) return -1;
+    ltf_tensor *sym = symbolic_out(ctx, g->outer, oi, 0);
+    if (!sym) return -1;
+    int idx = capture_outer(ctx, g, sym);
+    ltf_tensor_release(sym);
+    return idx;
+}
+
 /* The node's device: the scope active while tracing, else the first device
 ** other than the host among its inputs (a captured tensor there, a variable
 ** whose value lives there, a node placed there); -1 leaves it to the inputs
@@ -312,6 +330,89 @@ static void place_node(ltf_ctx *ctx, const ltf_graph *g, ltf_node *nd) {
         }
     }
 }
+
+/* {==== What tracing knows of an int32/int64 vector's values (shapes given as tensors) */
+/* The values of output 'o' of node 'i' of 'g' as far as tracing knows them
+** (TensorFlow's constant_value_as_shape, for the cheap cases): constants,
+** tf.shape of a partly known shape, scalars picked from those with x[i],
+** stacks and concats of them. '*n' is the length (-1 unknown); an unknown
+** entry is LTF_UNKNOWN_VALUE. */
+static void sv_node(const ltf_graph *g, int i, int o, int depth, int64_t *v, int *n);
+
+/* A scalar's value (LTF_UNKNOWN_VALUE when not known) */
+static int64_t sv_scalar(const ltf_graph *g, ltf_edge e, int depth) {
+    int64_t v[LTF_MAX_RANK + 1];
+    int n;
+    const ltf_type *ty = &g->nodes[e.node].out[e.out];
+    if (ty->rank != 0) return LTF_UNKNOWN_VALUE;
+    sv_node(g, e.node, e.out, depth + 1, v, &n);
+    return n == 0 ? v[0] : LTF_UNKNOWN_VALUE;
+}
+
+static void sv_node(const ltf_graph *g, int i, int o, int depth, int64_t *v, int *n) {
+    const ltf_node *nd = &g->nodes[i];
+    const ltf_type *ty = &nd->out[o];
+    *n = -1;
+    if (depth > 8 || ty->rank > 1 || (ty->dtype != LTF_DTYPE_INT32 && ty->dtype != LTF_DTYPE_INT64)) return;
+    int len = ty->rank == 0 ? 0 : (ty->dims[0] < 0 || ty->dims[0] > LTF_MAX_RANK ? -1 : (int)ty->dims[0]);
+    if (len < 0) return;
+    int m = len ? len : 1;
+    for (int k = 0; k < m; k++) v[k] = LTF_UNKNOWN_VALUE;
+    *n = len;
+    if (nd->kind == LTF_NODE_CONST && nd->value) {
+        const ltf_tensor *t = nd->value;
+        if (!t->storage || t->storage->device != LTF_DEVICE_CPU || t->numel != m) return;
+        for (int k = 0; k < m; k++)
+            v[k] = t->dtype == LTF_DTYPE_INT32 ? ((const int32_t *)LTF_DATA(t))[k] : ((const int64_t *)LTF_DATA(t))[k];
+        return;
+    }
+    if (nd->kind != LTF_NODE_OP) return;
+    const ltf_attrs *a = nd->attrs;
+    switch (nd->op) {
+    case LTF_OP_SHAPE: {
+        const ltf_type *x = &g->nodes[nd->in[0].node].out[nd->in[0].out];
+        for (int k = 0; k < len && x->rank == len; k++) v[k] = x->dims[k] >= 0 ? x->dims[k] : LTF_UNKNOWN_VALUE;
+        return;
+    }
+    case LTF_OP_STACK:
+        if (len != nd->nin || (a && a->i[0] != 0)) return;
+        for (int k = 0; k < len; k++) v[k] = sv_scalar(g, nd->in[k], depth);
+        return;
+    case LTF_OP_CONCAT: {
+        if (a && a->i[0] != 0 && a->i[0] != -1) return;
+        int at = 0;
+        for (int k = 0; k < nd->nin; k++) {
+            int64_t w[LTF_MAX_RANK + 1];
+            int nw;
+            sv_node(g, nd->in[k].node, nd->in[k].out, depth + 1, w, &nw);
+            if (nw < 0 || at + nw > len) {   /* an unknown part: the rest stays unknown */
+                for (int q = at; q < len; q++) v[q] = LTF_UNKNOWN_VALUE;
+                return;
+            }
+            memcpy(v + at, w, sizeof(int64_t) * (size_t)nw);
+            at += nw;
+        }
+        return;
+    }
+    case LTF_OP_STRIDED_SLICE: {   /* x[i] of a vector: one shrunk index */
+        if (len != 0 || !a || a->nints != 2 || a->i[2] != 1 || a->i[3] != 0) return;
+        int64_t w[LTF_MAX_RANK + 1];
+        int nw;
+        sv_node(g, nd->in[0].node, nd->in[0].out, depth + 1, w, &nw);
+        int64_t k = a->ints[0] < 0 ? a->ints[0] + nw : a->ints[0];
+        if (nw > 0 && k >= 0 && k < nw) v[0] = w[k];
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+void ltf_graph_int_values(const ltf_tensor *t, int64_t *v, int *n) {
+    *n = -1;
+    if (t->graph) sv_node(t->graph, t->node, t->out_index, 0, v, n);
+}
+/* }==== */
 
 ltf_status ltf_graph_add_op(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin, const ltf_attrs *a,
                             ltf_tensor **out, int maxout, int *nout) {
@@ -341,6 +442,14 @@ ltf_status ltf_graph_add_op(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, i
         goto done;
     }
     for (int i = 0; i < nin; i++) {
+        /* a variable handle read in a control-flow function stays a constant
+        ** there (ops infer from its variable) and is also a captured input of
+        ** the control-flow op, so that tapes and gradients see the op use it */
+        if (in[i]->storage && in[i]->dtype == LTF_DTYPE_RESOURCE && g->capturing && g->outer &&
+            capture_handle(ctx, g, in[i]) < 0) {
+            st = ctx->last_status;
+            goto done;
+        }
         edges[i] = in[i]->storage ? capture(ctx, g, in[i])
                  : in[i]->graph != g ? capture_outer(ctx, g, in[i]) : in[i]->node;
         if (edges[i] < 0) {

@@ -74,6 +74,14 @@ LTF_INTERNAL ltf_status ltf_pass_cse(ltf_ctx *ctx, ltf_graph *g);
 LTF_INTERNAL ltf_status ltf_pass_fuse_elementwise(ltf_ctx *ctx, ltf_graph *g);
 /* }==== */
 
+/* What tracing knows of the values of the symbolic int32/int64 scalar or
+** vector 't' (TensorFlow's constant_value_as_shape, for the cheap cases:
+** constants, tf.shape of a partly known shape, x[i] of those, stacks and
+** concats): '*n' the length (-1 unknown; 0 for a scalar, its value in v[0]),
+** LTF_UNKNOWN_VALUE where an entry is not known. ctx->graph_int_values. */
+#define LTF_UNKNOWN_VALUE INT64_MIN
+LTF_INTERNAL void ltf_graph_int_values(const ltf_tensor *t, int64_t *v, int *n);
+
 /* {==== Plan (plan.c) */
 LTF_INTERNAL ltf_status ltf_plan_build(ltf_ctx *ctx, ltf_graph *g);
 LTF_INTERNAL void ltf_plan_free(struct ltf_plan *p);

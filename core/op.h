@@ -84,4 +84,14 @@ typedef ltf_status (*ltf_tape_record_fn)(ltf_ctx *ctx, ltf_op_id op, ltf_tensor 
 /* Copy the type of a tensor. */
 LTF_INTERNAL void ltf_type_of(const ltf_tensor *t, ltf_type *out);
 
+/* A shape given as the tensor input 't' (int32/int64 vector; ops/movement.c):
+** when all its values are known (eagerly, constants, what tracing can tell)
+** sets '*complete' and writes 'a' with ints = those values into 'b'; else
+** writes the partial type (dtype 'dt', unknown dims where unknown) into
+** 'out'. Fails for a bad dtype, rank or a known negative entry, naming
+** 'def' and 'arg'. */
+LTF_INTERNAL ltf_status ltf_shape_input_type(ltf_ctx *ctx, const ltf_op_def *def, const char *arg,
+                                             const ltf_tensor *t, ltf_dtype dt, ltf_type *out, int *complete,
+                                             ltf_attrs *b, const ltf_attrs *a);
+
 #endif

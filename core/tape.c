@@ -165,6 +165,12 @@ ltf_status ltf_tape_watch(ltf_ctx *ctx, ltf_tape *t, ltf_tensor *x) {
 
 int ltf_tape_is_watched(const ltf_tape *t, const ltf_tensor *x) { return tracked(t, x->id); }
 
+int ltf_tapes_track(const ltf_ctx *ctx, const ltf_tensor *x) {
+    for (const ltf_tape *t = ctx->tape; t; t = t->outer)
+        if (t->recording && tracked(t, x->id)) return 1;
+    return 0;
+}
+
 ltf_status ltf_tape_mark_used(ltf_ctx *ctx, ltf_tape *t) {
     ltf_status st = busy(ctx, t, "gradient");
     if (st != LTF_OK) return st;

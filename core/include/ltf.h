@@ -511,6 +511,8 @@ LTF_API int        ltf_tape_is_recording(const ltf_tape *tape);
 /* Watch a tensor (floating dtypes and resources only; others are ignored). */
 LTF_API ltf_status ltf_tape_watch(ltf_ctx *ctx, ltf_tape *tape, ltf_tensor *t);
 LTF_API int        ltf_tape_is_watched(const ltf_tape *tape, const ltf_tensor *t);
+/* Whether a recording tape of the context can compute t's gradient (watched, or made by an op it recorded). */
+LTF_API int        ltf_tapes_track(const ltf_ctx *ctx, const ltf_tensor *t);
 /* Drop everything recorded and watched. Fails (LTF_ERR_RUNTIME) while the
 ** tape computes a gradient: from one of its gradient functions it would
 ** free the entries being walked. */

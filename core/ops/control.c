@@ -44,6 +44,7 @@ LTF_INTERNAL const ltf_op_def ltf_opdef_print = {
 #include "../functions.h"
 #include "../grad.h"
 #include "../storage.h"
+#include "../variable.h"
 
 #define CF_ARGS ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, const ltf_attrs *a
 
@@ -390,12 +391,38 @@ static void repause_tapes(ltf_ctx *ctx, int depth) {
 
 static int is_float(ltf_dtype dt) { return dt == LTF_DTYPE_FLOAT32 || dt == LTF_DTYPE_FLOAT64 || ltf_dtype_is_half(dt); }
 
+/* The type of the gradient a control-flow input 'x' gets: its own for a
+** float tensor; for a resource handle of a float variable that can be
+** found (a handle captured from outside the traces), the variable's value
+** type: the branch or body reads the variable, and its gradient flows to the
+** handle as for an eager read. 0 when none of these. */
+static int grad_type_of(const ltf_tensor *x, ltf_type *t) {
+    if (x->dtype != LTF_DTYPE_RESOURCE) {
+        ltf_type_of(x, t);
+        return is_float(x->dtype);
+    }
+    ltf_variable *v = x->storage ? ltf_variable_of(x) : NULL;
+    if (!v || !v->value || !is_float(v->value->dtype)) return 0;
+    ltf_type_of(v->value, t);
+    return 1;
+}
+
+/* Zeros of type 't' (fully known) */
+static ltf_tensor *zeros_of_type(ltf_ctx *ctx, const ltf_type *t) {
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[0] = t->dtype;
+    a.nints = t->rank;
+    for (int k = 0; k < t->rank; k++) a.ints[k] = t->dims[k];
+    return ltf_op1(ctx, LTF_OP_FILL, NULL, 0, &a);
+}
+
 /* The gradient function of 'f': a finished graph taking m values typed
 ** 'types' (f's inputs are types[off .. off + nf)) and k output gradients
 ** typed 'dtypes', returning the gradient of each of the m values (zeros
 ** for those f does not take, and where nothing flows). NULL on failure. */
 static ltf_graph *grad_function(ltf_ctx *ctx, const char *name, ltf_graph *f, int m, const ltf_type *types,
-                                int off, int nf, int k, const ltf_type *dtypes) {
+                                int off, int nf, int k, const ltf_type *dtypes, ltf_tensor *const *handles) {
     ltf_graph *G = ltf_graph_begin(ctx, name);
     if (!G) return NULL;
     ltf_tensor **v = calloc((size_t)(2 * m + 3 * k + 1), sizeof *v);
@@ -412,8 +439,18 @@ static ltf_graph *grad_function(ltf_ctx *ctx, const char *name, ltf_graph *f, in
         if (!(dys[j] = ltf_graph_placeholder(ctx, G, dtypes[j].dtype, dtypes[j].rank, dtypes[j].dims, "dy")))
             st = ctx->last_status;
     if (st == LTF_OK && !(tape = ltf_tape_new(ctx, 0, 0))) st = ctx->last_status;
+    /* the sources: f's inputs; for a variable's handle, the handle itself:
+    ** f reads it through its own constant of the same handle */
+    ltf_tensor *stack_src[16], **src = m <= 16 ? stack_src : malloc(sizeof *src * (size_t)(m + 1));
+    if (!src && st == LTF_OK) st = ltf_fail_oom(ctx, "gradient function", 0);
+    for (int i = 0; i < m && src; i++) {
+        ltf_type gt;
+        src[i] = xs[i];
+        if (xs[i] && xs[i]->dtype == LTF_DTYPE_RESOURCE && handles && handles[i]->storage && grad_type_of(handles[i], &gt))
+            src[i] = handles[i];
+    }
     if (st == LTF_OK && (st = ltf_tape_push(ctx, tape)) == LTF_OK) {
-        for (int i = off; i < off + nf && st == LTF_OK; i++) st = ltf_tape_watch(ctx, tape, xs[i]);
+        for (int i = off; i < off + nf && st == LTF_OK; i++) st = ltf_tape_watch(ctx, tape, src[i]);
         int got = 0;
         if (st == LTF_OK) st = ltf_graph_run(ctx, f, xs + off, nf, ys, k, &got);
         ltf_tape_pop(ctx, tape);
@@ -425,14 +462,23 @@ static ltf_graph *grad_function(ltf_ctx *ctx, const char *name, ltf_graph *f, in
             ogs[nt++] = dys[j];
         }
     if (st == LTF_OK && nt > 0)
-        st = ltf_tape_gradient(ctx, tape, targets, nt, ogs, xs + off, nf, LTF_TAPE_UNCONNECTED_ZERO, grads + off);
-    for (int i = 0; i < m && st == LTF_OK; i++)
-        if (!grads[i] && !(grads[i] = ltf_grad_zeros_like(ctx, xs[i]))) st = ctx->last_status;
+        st = ltf_tape_gradient(ctx, tape, targets, nt, ogs, src + off, nf, LTF_TAPE_UNCONNECTED_ZERO, grads + off);
+    for (int i = 0; i < m && st == LTF_OK; i++) {
+        ltf_type gt;
+        if (xs[i]->dtype == LTF_DTYPE_RESOURCE && handles && grad_type_of(handles[i], &gt)) {
+            if (!grads[i] && !(grads[i] = zeros_of_type(ctx, &gt))) st = ctx->last_status;
+        } else if (xs[i]->dtype == LTF_DTYPE_RESOURCE && grads[i]) {   /* a variable not found: no gradient */
+            ltf_tensor_release(grads[i]);
+            grads[i] = NULL;
+        }
+        if (st == LTF_OK && !grads[i] && !(grads[i] = ltf_grad_zeros_like(ctx, xs[i]))) st = ctx->last_status;
+    }
     repause_tapes(ctx, paused);
     if (st == LTF_OK) st = ltf_graph_end(ctx, G, grads, m);
     else ltf_graph_abort(ctx, G);
     if (v) release_all(v, 2 * m + 2 * k);
     if (ogs != stack_og) free(ogs);
+    if (src != stack_src) free(src);
     free(v);
     ltf_tape_release(tape);
     if (st != LTF_OK) {
@@ -473,8 +519,8 @@ static ltf_status grad_cond(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *con
     for (int i = 0; i < width && st == LTF_OK; i++) args[1 + width + i] = ltf_tensor_retain(args[1 + i]);
     ltf_graph *Gt = NULL, *Gf = NULL;
     int idt = 0, idf = 0;
-    if (st == LTF_OK) Gt = grad_function(ctx, "cond_true_grad", gt, m, types, 0, nt, nout, types + m);
-    if (Gt) Gf = grad_function(ctx, "cond_false_grad", gf, m, types, nt, m - nt, nout, types + m);
+    if (st == LTF_OK) Gt = grad_function(ctx, "cond_true_grad", gt, m, types, 0, nt, nout, types + m, in + 1);
+    if (Gt) Gf = grad_function(ctx, "cond_false_grad", gf, m, types, nt, m - nt, nout, types + m, in + 1);
     if (!Gt || !Gf) st = ctx->last_status;
     if (st == LTF_OK && (!(idt = ltf_fn_add(ctx, Gt)) || !(idf = ltf_fn_add(ctx, Gf)))) st = ctx->last_status;
     if (st == LTF_OK) {
@@ -492,7 +538,8 @@ static ltf_status grad_cond(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *con
     ltf_graph_release(Gf);
     if (st == LTF_OK)
         for (int i = 0; i < m; i++) {
-            if (is_float(in[1 + i]->dtype)) din[1 + i] = res[i];
+            ltf_type gt;
+            if (grad_type_of(in[1 + i], &gt)) din[1 + i] = res[i];
             else ltf_tensor_release(res[i]);
         }
     release_all(args, 1 + 2 * width);
@@ -626,7 +673,13 @@ static ltf_status grad_while(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
         ltf_type *dyt = malloc(sizeof *dyt * (size_t)(n + 1));
         if (!dyt) st = ltf_fail_oom(ctx, "while gradient", 0);
         for (int k = 0; k < n && dyt; k++) dyt[k] = *fn_in_type(w.gb, k);
-        if (dyt && !(BG = grad_function(ctx, "while_body_grad", w.gb, n + nb, bt, 0, n + nb, n, dyt))) st = ctx->last_status;
+        ltf_tensor **hs = malloc(sizeof *hs * (size_t)(n + nb + 1));
+        if (!hs) st = ltf_fail_oom(ctx, "while gradient", 0);
+        for (int i = 0; i < n && hs; i++) hs[i] = in[i];
+        for (int j = 0; j < nb && hs; j++) hs[n + j] = in[n + w.nc + j];
+        if (dyt && hs && !(BG = grad_function(ctx, "while_body_grad", w.gb, n + nb, bt, 0, n + nb, n, dyt, hs)))
+            st = ctx->last_status;
+        free(hs);
         free(dyt);
     }
     /* 3. the backward loop */
@@ -634,7 +687,12 @@ static ltf_status grad_while(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
         types[0].dtype = LTF_DTYPE_INT64;
         types[0].rank = 0;
         for (int k = 0; k < n; k++) types[1 + k] = *fn_in_type(w.gb, k);
-        for (int j = 0; j < nb; j++) types[1 + n + j] = *fn_in_type(w.gb, n + j);
+        for (int j = 0; j < nb; j++) {   /* a variable's handle: its gradient has the value's type */
+            types[1 + n + j] = *fn_in_type(w.gb, n + j);
+            ltf_type gt;
+            if (types[1 + n + j].dtype == LTF_DTYPE_RESOURCE && grad_type_of(in[n + w.nc + j], &gt))
+                types[1 + n + j] = gt;
+        }
         for (int k = 0; k < n; k++) ltf_type_of(fwd[n + k], &types[1 + n + nb + k]);
         for (int j = 0; j < nb; j++) types[1 + 2 * n + nb + j] = *fn_in_type(w.gb, n + j);
         for (int k = 0; k < n && with_ds; k++) ltf_type_of(fwd[n + k], &types[1 + 2 * n + 2 * nb + k]);
@@ -646,8 +704,13 @@ static ltf_status grad_while(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
         args[0] = ltf_tensor_retain(fwd[2 * n]);
         for (int k = 0; k < n && st == LTF_OK; k++)
             if (!(args[1 + k] = grad_or_zeros(ctx, dout[k], out[k]))) st = ctx->last_status;
-        for (int j = 0; j < nb && st == LTF_OK; j++)
-            if (!(args[1 + n + j] = ltf_grad_zeros_like(ctx, in[n + w.nc + j]))) st = ctx->last_status;
+        for (int j = 0; j < nb && st == LTF_OK; j++) {
+            ltf_type gt;
+            args[1 + n + j] = in[n + w.nc + j]->dtype == LTF_DTYPE_RESOURCE && grad_type_of(in[n + w.nc + j], &gt)
+                                  ? zeros_of_type(ctx, &gt)
+                                  : ltf_grad_zeros_like(ctx, in[n + w.nc + j]);
+            if (!args[1 + n + j]) st = ctx->last_status;
+        }
         for (int k = 0; k < n && st == LTF_OK; k++) args[1 + n + nb + k] = ltf_tensor_retain(fwd[n + k]);
         for (int j = 0; j < nb && st == LTF_OK; j++) args[1 + 2 * n + nb + j] = ltf_tensor_retain(in[n + w.nc + j]);
         for (int k = 0; k < n && with_ds && st == LTF_OK; k++)
@@ -668,11 +731,13 @@ static ltf_status grad_while(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *co
                 din[k] = res[1 + k];
                 res[1 + k] = NULL;
             }
-        for (int j = 0; j < nb; j++)
-            if (is_float(in[n + w.nc + j]->dtype)) {
+        for (int j = 0; j < nb; j++) {
+            ltf_type gt;
+            if (grad_type_of(in[n + w.nc + j], &gt)) {
                 din[n + w.nc + j] = res[1 + n + j];
                 res[1 + n + j] = NULL;
             }
+        }
     }
     ltf_fn_unuse(ctx, idc);
     ltf_fn_unuse(ctx, idb);

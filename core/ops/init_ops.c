@@ -10,6 +10,7 @@
 #include "../op.h"
 #include "../shape.h"
 #include "../cpu/cpu.h"
+#include "../device.h"
 
 static ltf_status check_dtype(ltf_ctx *ctx, const ltf_op_def *def, const ltf_attrs *a, unsigned allowed,
                               const char *expected) {
@@ -125,6 +126,93 @@ static ltf_status infer_range(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
 }
 /* }==== */
 
+/* {==== fill and range with tensor inputs (shapes known only at run time) */
+static ltf_status infer_fill_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                 const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    if (nin < 1) return infer_fill(ctx, def, in, nin, a, out, maxout, nout);
+    ltf_attrs c = *a, b;
+    c.nints = 0;
+    ltf_status st = infer_fill(ctx, def, NULL, 0, &c, out, maxout, nout);   /* dtype checks */
+    if (st != LTF_OK) return st;
+    int complete;
+    st = ltf_shape_input_type(ctx, def, "dims", in[0], (ltf_dtype)a->i[0], out, &complete, &b, a);
+    if (st != LTF_OK) return st;
+    *nout = 1;
+    if (complete) return infer_fill(ctx, def, NULL, 0, &b, out, maxout, nout);
+    return LTF_OK;
+}
+
+/* The scalar value of 'in[k]' as range's attributes keep it; 0 when not known */
+static int range_value(ltf_ctx *ctx, const ltf_tensor *t, int direct, int64_t *iv, double *fv) {
+    if (!t->storage || t->numel != 1) return 0;
+    double host[1];   /* a device tensor: its value copied to the host */
+    const void *p = LTF_DATA(t);
+    if (!direct && t->storage->device != LTF_DEVICE_CPU) {
+        if (ltf_tensor_read(ctx, t, host, (size_t)ltf_dtype_size(t->dtype)) != LTF_OK) return 0;
+        p = host;
+    }
+    double d;
+    switch (t->dtype) {
+    case LTF_DTYPE_INT32: d = ((const int32_t *)p)[0]; *iv = ((const int32_t *)p)[0]; break;
+    case LTF_DTYPE_INT64: d = (double)((const int64_t *)p)[0]; *iv = ((const int64_t *)p)[0]; break;
+    case LTF_DTYPE_FLOAT32: d = ((const float *)p)[0]; *iv = (int64_t)d; break;
+    case LTF_DTYPE_FLOAT64: d = ((const double *)p)[0]; *iv = (int64_t)d; break;
+    default: return 0;
+    }
+    *fv = d;
+    return 1;
+}
+
+/* range(start, limit, delta) with tensor inputs: their values into the
+** attributes when known ('direct': a kernel, whose inputs it can read where
+** they are) */
+static int range_attrs(ltf_ctx *ctx, ltf_tensor *const *in, const ltf_attrs *a, ltf_attrs *b, int direct) {
+    *b = *a;
+    int isint = a->i[0] == LTF_DTYPE_INT32 || a->i[0] == LTF_DTYPE_INT64;
+    for (int k = 0; k < 3; k++) {
+        int64_t iv;
+        double fv;
+        if (!range_value(ctx, in[k], direct, &iv, &fv)) return 0;
+        if (isint) b->i[k + 1] = iv;
+        else b->f[k] = fv;
+    }
+    return 1;
+}
+
+static ltf_status infer_range_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                  const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    if (nin < 3) return infer_range(ctx, def, in, nin, a, out, maxout, nout);
+    static const char *const names[3] = { "start", "limit", "delta" };
+    for (int k = 0; k < 3; k++) {
+        if (in[k]->rank > 0 || in[k]->dtype != (ltf_dtype)a->i[0]) {
+            char buf[LTF_SHAPE_BUF];
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must be a scalar of dtype %s, got a %s tensor of shape %s",
+                            def->name, names[k], ltf_dtype_name((ltf_dtype)a->i[0]), ltf_dtype_name(in[k]->dtype),
+                            ltf_shape_str(in[k]->rank, in[k]->dims, buf, sizeof buf));
+        }
+    }
+    ltf_attrs b;
+    if (range_attrs(ctx, in, a, &b, 0)) return infer_range(ctx, def, NULL, 0, &b, out, maxout, nout);
+    ltf_status st = check_dtype(ctx, def, a, FLOATS | M(LTF_DTYPE_INT32) | M(LTF_DTYPE_INT64),
+                                "float32, float64, int32, int64, float16, bfloat16");
+    if (st != LTF_OK) return st;
+    out->dtype = (ltf_dtype)a->i[0];
+    out->rank = 1;
+    out->dims[0] = LTF_UNKNOWN_DIM;
+    *nout = 1;
+    return LTF_OK;
+}
+
+static ltf_status kernel_range_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                   const ltf_attrs *a, ltf_tensor **out, int nout) {
+    ltf_attrs b;
+    if (nin < 3) return ltf_cpu_init_ops_range(ctx, def, in, nin, a, out, nout);
+    if (!range_attrs(ctx, in, a, &b, 1))
+        return ltf_fail(ctx, LTF_ERR_INTERNAL, "%s: start, limit and delta must be in host memory", def->name);
+    return ltf_cpu_init_ops_range(ctx, def, NULL, 0, &b, out, nout);
+}
+/* }==== */
+
 /* {==== linspace */
 static ltf_status infer_linspace(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                  const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
@@ -172,9 +260,14 @@ static ltf_status infer_eye(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *con
 #define ND LTF_OP_NOT_DIFFERENTIABLE
 
 LTF_INTERNAL const ltf_op_def ltf_opdef_fill = {
-    "fill", 0, 0, ND, 0, infer_fill, CPU(ltf_cpu_init_ops_fill), NULL };
+    "fill", 0, 1, ND, 0, infer_fill_any, CPU(ltf_cpu_init_ops_fill), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_range = {
     "range", 0, 0, ND, 0, infer_range, CPU(ltf_cpu_init_ops_range), NULL };
+/* range with start, limit and delta as scalar tensors read when it runs
+** (tf.range of a bound known only then); CPU only: a device's range kernel
+** reads the attributes */
+LTF_INTERNAL const ltf_op_def ltf_opdef_range_dyn = {
+    "range_dyn", 3, 3, ND, 0, infer_range_any, CPU(kernel_range_any), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_linspace = {
     "linspace", 0, 0, ND, 0, infer_linspace, CPU(ltf_cpu_init_ops_linspace), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_eye = {

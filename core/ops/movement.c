@@ -13,6 +13,8 @@
 #include "../shape.h"
 #include "../cpu/cpu.h"
 #include "../grad.h"
+#include "../ctx.h"
+#include "../device.h"
 
 /* Kernels of the gradient helper ops (core/cpu/movement.c). */
 LTF_CPU_KERNEL(ltf_cpu_movement_unsorted_segment_sum);
@@ -70,6 +72,117 @@ static ltf_status axes_of(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, 
             return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' repeats axis %d", def->name, arg, axes[k] + 1);
     }
     return LTF_OK;
+}
+/* }==== */
+
+
+/* {==== Shapes given as tensors (tf.reshape(x, shape_tensor) & co) */
+#define SV_UNKNOWN INT64_MIN   /* an entry not known while tracing (as graph.c's LTF_UNKNOWN_VALUE) */
+
+/* The values of the int32/int64 scalar or vector 't' as far as they are
+** known: all of them for a tensor in host memory; for a symbolic one what
+** tracing can tell (graph.c's ltf_graph_int_values). '*n' is the length
+** (-1 unknown; 0 for a scalar, its value in v[0]); an unknown entry is
+** SV_UNKNOWN. */
+static void sv_tensor(ltf_ctx *ctx, const ltf_tensor *t, int64_t *v, int *n) {
+    *n = -1;
+    if (t->rank > 1 || (t->dtype != LTF_DTYPE_INT32 && t->dtype != LTF_DTYPE_INT64)) return;
+    if (t->storage) {
+        int64_t m = t->rank == 0 ? 1 : t->dims[0];
+        if (m > LTF_MAX_RANK) return;
+        if (t->storage->device != LTF_DEVICE_CPU) {   /* on a device: its few values copied to the host */
+            int32_t w32[LTF_MAX_RANK + 1];
+            int64_t w64[LTF_MAX_RANK + 1];
+            int wide = t->dtype == LTF_DTYPE_INT64;
+            if (ltf_tensor_read(ctx, t, wide ? (void *)w64 : (void *)w32, (size_t)m * (wide ? 8 : 4)) != LTF_OK) return;
+            for (int64_t k = 0; k < m; k++) v[k] = wide ? w64[k] : w32[k];
+            *n = t->rank == 0 ? 0 : (int)m;
+            return;
+        }
+        for (int64_t k = 0; k < m; k++)
+            v[k] = t->dtype == LTF_DTYPE_INT32 ? ((const int32_t *)LTF_DATA(t))[k] : ((const int64_t *)LTF_DATA(t))[k];
+        *n = t->rank == 0 ? 0 : (int)m;   /* a scalar: length 0, its value in v[0] */
+        return;
+    }
+    if (t->graph && ctx->graph_int_values) ctx->graph_int_values(t, v, n);
+}
+
+/* A shape-like argument given as the tensor 't' (int32/int64, rank 1):
+** its length into '*n' (-1: not known while tracing) and its values into 'v'
+** (SV_UNKNOWN where not known; eagerly and for constants all are known). */
+static ltf_status shape_input(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, const ltf_tensor *t,
+                              int64_t *v, int *n) {
+    char sb[LTF_SHAPE_BUF];
+    if (t->dtype != LTF_DTYPE_INT32 && t->dtype != LTF_DTYPE_INT64)
+        return ltf_fail(ctx, LTF_ERR_TYPE, "%s: '%s' must be an int32 or int64 tensor, got %s", def->name, arg,
+                        ltf_dtype_name(t->dtype));
+    if (t->rank >= 0 && t->rank != 1)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' must be a vector (rank 1), got shape %s", def->name,
+                        arg, ltf_shape_str(t->rank, t->dims, sb, sizeof sb));
+    if (t->rank == 1 && t->dims[0] > LTF_MAX_RANK)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' has %lld entries, at most %d are allowed", def->name,
+                        arg, (long long)t->dims[0], LTF_MAX_RANK);
+    *n = -1;
+    if (t->rank == 1) sv_tensor(ctx, t, v, n);
+    return LTF_OK;
+}
+
+static int all_known(const int64_t *v, int n) {
+    if (n < 0) return 0;
+    for (int k = 0; k < n; k++)
+        if (v[k] == SV_UNKNOWN) return 0;
+    return 1;
+}
+
+/* Attributes with ints = the known values of a shape input */
+static void attrs_with_ints(const ltf_attrs *a, const int64_t *v, int n, ltf_attrs *b) {
+    if (a) *b = *a;
+    else ltf_attrs_init(b);
+    b->nints = n;
+    if (n > 0) memcpy(b->ints, v, sizeof(int64_t) * (size_t)n);
+}
+
+/* The output type of an op whose shape is the (partly known) shape input:
+** known non-negative entries kept, the rest unknown; a known negative entry
+** fails ('minus_one_ok': reshape's one -1). */
+static ltf_status type_from_partial(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, ltf_dtype dt,
+                                    const int64_t *v, int n, int minus_one_ok, ltf_type *out) {
+    out->dtype = dt;
+    out->rank = n;
+    int ones = 0;
+    for (int k = 0; k < n; k++) {
+        if (v[k] == SV_UNKNOWN || (minus_one_ok && v[k] == -1)) {
+            if (v[k] == -1 && ones++)
+                return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: only one dimension of '%s' can be -1",
+                                def->name, arg);
+            out->dims[k] = LTF_UNKNOWN_DIM;
+        } else if (v[k] < 0) {
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: '%s' has a negative dimension %lld", def->name, arg,
+                            (long long)v[k]);
+        } else {
+            out->dims[k] = v[k];
+        }
+    }
+    return LTF_OK;
+}
+
+ltf_status ltf_shape_input_type(ltf_ctx *ctx, const ltf_op_def *def, const char *arg, const ltf_tensor *t,
+                                ltf_dtype dt, ltf_type *out, int *complete, ltf_attrs *b, const ltf_attrs *a) {
+    int64_t v[LTF_MAX_RANK + 1];
+    int n;
+    ltf_status st = shape_input(ctx, def, arg, t, v, &n);
+    if (st != LTF_OK) return st;
+    *complete = all_known(v, n);
+    if (*complete) {
+        attrs_with_ints(a, v, n, b);
+        return LTF_OK;
+    }
+    if (n < 0) {
+        out->dtype = dt;
+        out->rank = LTF_UNKNOWN_RANK;
+        return LTF_OK;
+    }
+    return type_from_partial(ctx, def, arg, dt, v, n, 0, out);
 }
 /* }==== */
 
@@ -716,6 +829,56 @@ static ltf_status infer_reshape_like(INFER_ARGS) {
                         "%s: 'g' of shape %s (%lld elements) cannot take the shape of 'x' %s (%lld elements)",
                         def->name, ltf_shape_str(g->rank, g->dims, sg, sizeof sg), (long long)ng,
                         ltf_shape_str(x->rank, x->dims, sx, sizeof sx), (long long)nx);
+    }
+    return LTF_OK;
+}
+
+
+/* reshape(x, shape) with the shape a tensor: its values when known (eagerly,
+** constants), else the partial shape tracing can tell */
+static ltf_status infer_reshape_any(INFER_ARGS) {
+    if (nin < 2) return infer_reshape(ctx, def, in, nin, a, out, maxout, nout);
+    int64_t v[LTF_MAX_RANK + 1];
+    int n;
+    ltf_status st = shape_input(ctx, def, "shape", in[1], v, &n);
+    if (st != LTF_OK) return st;
+    if (all_known(v, n)) {
+        ltf_attrs b;
+        attrs_with_ints(a, v, n, &b);
+        return infer_reshape(ctx, def, in, 1, &b, out, maxout, nout);
+    }
+    *nout = 1;
+    if (n < 0) {
+        out->dtype = in[0]->dtype;
+        out->rank = LTF_UNKNOWN_RANK;
+        return LTF_OK;
+    }
+    st = type_from_partial(ctx, def, "shape", in[0]->dtype, v, n, 1, out);
+    if (st != LTF_OK) return st;
+    /* one unknown entry and a known element count: that entry follows */
+    int64_t total = known_numel(in[0]->rank, in[0]->dims), known = 1;
+    int at = -1, unknown = 0;
+    for (int k = 0; k < n; k++) {
+        if (out->dims[k] < 0) { at = k; unknown++; }
+        else known *= out->dims[k];
+    }
+    if (unknown == 1 && total >= 0 && known > 0 && total % known == 0) out->dims[at] = total / known;
+    return LTF_OK;
+}
+
+static ltf_status infer_broadcast_to_any(INFER_ARGS) {
+    if (nin < 2) return infer_broadcast_to(ctx, def, in, nin, a, out, maxout, nout);
+    ltf_attrs b;
+    int complete;
+    ltf_status st = ltf_shape_input_type(ctx, def, "shape", in[1], in[0]->dtype, out, &complete, &b, a);
+    if (st != LTF_OK) return st;
+    if (complete) return infer_broadcast_to(ctx, def, in, 1, &b, out, maxout, nout);
+    *nout = 1;
+    if (out->rank >= 0 && in[0]->rank > out->rank) {
+        char sx[LTF_SHAPE_BUF], ss[LTF_SHAPE_BUF];
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: cannot broadcast shape %s to %s", def->name,
+                        ltf_shape_str(in[0]->rank, in[0]->dims, sx, sizeof sx),
+                        ltf_shape_str(out->rank, out->dims, ss, sizeof ss));
     }
     return LTF_OK;
 }
@@ -1444,7 +1607,7 @@ GRAD_FN(grad_reshape_like) {
                                                        CPU(kernel), grad };
 
 /* 'code' is the op's own id: kernels shared by two ops (concat/stack, split/unstack) test it */
-DEF(reshape, RESHAPE, 1, 1, VIEW, infer_reshape, ltf_cpu_movement_view, grad_reshape)
+DEF(reshape, RESHAPE, 1, 2, VIEW, infer_reshape_any, ltf_cpu_movement_view, grad_reshape)
 DEF(transpose, TRANSPOSE, 1, 1, 0, infer_transpose, ltf_cpu_movement_transpose, grad_transpose)
 DEF(expand_dims, EXPAND_DIMS, 1, 1, VIEW, infer_expand_dims, ltf_cpu_movement_view, grad_reshape)
 DEF(squeeze, SQUEEZE, 1, 1, VIEW, infer_squeeze, ltf_cpu_movement_view, grad_reshape)
@@ -1459,7 +1622,7 @@ DEF(one_hot, ONE_HOT, 3, 3, 0, infer_one_hot, ltf_cpu_movement_one_hot, grad_one
 DEF(tile, TILE, 1, 1, 0, infer_tile, ltf_cpu_movement_tile, grad_tile)
 DEF(pad, PAD, 1, 2, 0, infer_pad, ltf_cpu_movement_pad, grad_pad)
 DEF(reverse, REVERSE, 1, 1, 0, infer_reverse, ltf_cpu_movement_reverse, grad_reverse)
-DEF(broadcast_to, BROADCAST_TO, 1, 1, 0, infer_broadcast_to, ltf_cpu_movement_broadcast_to, grad_broadcast_to)
+DEF(broadcast_to, BROADCAST_TO, 1, 2, 0, infer_broadcast_to_any, ltf_cpu_movement_broadcast_to, grad_broadcast_to)
 DEF(unsorted_segment_sum, UNSORTED_SEGMENT_SUM, 2, 3, 0, infer_unsorted_segment_sum,
     ltf_cpu_movement_unsorted_segment_sum, grad_unsorted_segment_sum)
 DEF(strided_slice_grad, STRIDED_SLICE_GRAD, 2, 2, 0, infer_strided_slice_grad, ltf_cpu_movement_strided_slice_grad,

@@ -338,6 +338,71 @@ static ltf_status infer_conv2d_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tens
     return LTF_OK;
 }
 
+/* conv2d_backprop_input_dyn(filters, dy, input_sizes): the sizes' values
+** (when known) as ints2 */
+static int bpi_sizes(ltf_ctx *ctx, const ltf_op_def *def, const ltf_tensor *sizes, const ltf_attrs *a,
+                     ltf_attrs *c, ltf_type *partial, ltf_status *st) {
+    ltf_attrs b, none;
+    ltf_attrs_init(&none);
+    int complete = 0;
+    *st = ltf_shape_input_type(ctx, def, "input_sizes", sizes, LTF_DTYPE_FLOAT32, partial, &complete, &b, &none);
+    if (*st != LTF_OK) return 0;
+    int n = complete ? b.nints : partial->rank;
+    if (n >= 0 && n != 2 && n != 4) {
+        *st = ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'input_sizes' must have 4 entries (N, H, W, C) or 2 (H, W), "
+                       "got %d", def->name, n);
+        return 0;
+    }
+    *c = *a;
+    c->nints2 = 2;
+    if (!complete) return 0;
+    c->ints2[0] = b.ints[n == 4 ? 1 : 0];
+    c->ints2[1] = b.ints[n == 4 ? 2 : 1];
+    return 1;
+}
+
+static ltf_status infer_conv2d_bpi_dyn(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                       const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    ltf_attrs c;
+    ltf_type partial;
+    ltf_status st;
+    ltf_attrs none;
+    ltf_attrs_init(&none);
+    if (!a) a = &none;
+    if (bpi_sizes(ctx, def, in[2], a, &c, &partial, &st)) return infer_conv2d_bpi(ctx, def, in, 2, &c, out, maxout, nout);
+    if (st != LTF_OK) return st;
+    /* sizes known only at run time: the dtype and depth checks, unknown height and width */
+    const ltf_tensor *f = in[0], *dy = in[1];
+    if (!(F_ & M(f->dtype))) return bad_dtype(ctx, def, "filters", f->dtype, F_);
+    st = same_dtype(ctx, def, "filters", f, "dy", dy);
+    if (st == LTF_OK) st = need_rank(ctx, def, "filters", f, 4, 0);
+    if (st == LTF_OK) st = need_rank(ctx, def, "dy", dy, 4, 0);
+    if (st != LTF_OK) return st;
+    int n = partial.rank;
+    out->dtype = f->dtype;
+    out->rank = 4;
+    out->dims[0] = dy->rank == 4 ? dy->dims[0] : -1;
+    out->dims[1] = n == 4 ? partial.dims[1] : n == 2 ? partial.dims[0] : -1;
+    out->dims[2] = n == 4 ? partial.dims[2] : n == 2 ? partial.dims[1] : -1;
+    out->dims[3] = f->rank == 4 ? f->dims[2] : -1;
+    *nout = 1;
+    return LTF_OK;
+}
+
+static ltf_status kernel_conv2d_bpi_dyn(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                        const ltf_attrs *a, ltf_tensor **out, int nout) {
+    (void)nin;
+    ltf_attrs c;
+    ltf_type partial;
+    ltf_status st;
+    ltf_attrs none;
+    ltf_attrs_init(&none);
+    if (!a) a = &none;
+    if (!bpi_sizes(ctx, def, in[2], a, &c, &partial, &st))
+        return st != LTF_OK ? st : ltf_fail(ctx, LTF_ERR_INTERNAL, "%s: 'input_sizes' must be in host memory", def->name);
+    return ltf_cpu_nn_conv2d_backprop_input(ctx, def, in, 2, &c, out, nout);
+}
+
 /* conv2d_backprop_filter(input, dy) -> (KH, KW, C, O) */
 static ltf_status infer_conv2d_bpf(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                    const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
@@ -769,8 +834,21 @@ static ltf_status need_4d(ltf_ctx *ctx, const ltf_op_def *def, const ltf_tensor 
 GRAD_FN(grad_conv2d) {
     UNUSED_GRAD_ARGS;
     ltf_tensor *x = in[0], *f = in[1];
-    ltf_status st = need_4d(ctx, def, x);
-    if (st == LTF_OK) st = need_4d(ctx, def, f);
+    ltf_status st = need_4d(ctx, def, f);
+    if (st != LTF_OK) return st;
+    if (x->rank == 4 && (x->dims[1] < 0 || x->dims[2] < 0)) {
+        /* height or width known only at run time: the input's sizes as a tensor */
+        ltf_attrs as, af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
+        ltf_attrs_init(&as);
+        as.i[0] = LTF_DTYPE_INT64;
+        ltf_tensor *sizes = ltf_op1(ctx, LTF_OP_SHAPE, &x, 1, &as);
+        if (!sizes) return ctx->last_status;
+        ltf_tensor *bin[3] = { f, G, sizes };
+        ltf_tensor *dx = ltf_op1(ctx, LTF_OP_CONV2D_BACKPROP_INPUT_DYN, bin, 3, &ac);
+        ltf_tensor_release(sizes);
+        return set_din2(ctx, din, dx, dx ? ltf_g_op2(ctx, LTF_OP_CONV2D_BACKPROP_FILTER, x, G, &af) : NULL);
+    }
+    st = need_4d(ctx, def, x);
     if (st != LTF_OK) return st;
     ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), af = with_sizes(a, f->dims[0], f->dims[1]);
     return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_CONV2D_BACKPROP_INPUT, f, G, &ai),
@@ -958,6 +1036,8 @@ LTF_INTERNAL const ltf_op_def ltf_opdef_avg_pool2d = {
     "avg_pool2d", 1, 1, 0, 1, infer_pool, CPU(ltf_cpu_nn_pool2d), grad_avg_pool };
 LTF_INTERNAL const ltf_op_def ltf_opdef_conv2d_backprop_input = {
     "conv2d_backprop_input", 2, 2, 0, 0, infer_conv2d_bpi, CPU(ltf_cpu_nn_conv2d_backprop_input), grad_conv2d_bpi };
+LTF_INTERNAL const ltf_op_def ltf_opdef_conv2d_backprop_input_dyn = {
+    "conv2d_backprop_input_dyn", 3, 3, 0, 0, infer_conv2d_bpi_dyn, CPU(kernel_conv2d_bpi_dyn), grad_conv2d_bpi };
 LTF_INTERNAL const ltf_op_def ltf_opdef_conv2d_backprop_filter = {
     "conv2d_backprop_filter", 2, 2, 0, 0, infer_conv2d_bpf, CPU(ltf_cpu_nn_conv2d_backprop_filter), grad_conv2d_bpf };
 LTF_INTERNAL const ltf_op_def ltf_opdef_max_pool2d_grad = {

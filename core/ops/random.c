@@ -83,6 +83,28 @@ static ltf_status infer_gamma(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *c
     return LTF_OK;
 }
 
+/* normal/uniform with the shape as a tensor input */
+static ltf_status infer_random_any(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                   const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    if (nin < 1) return infer_random(ctx, def, in, nin, a, out, maxout, nout);
+    ltf_attrs b;
+    int complete;
+    ltf_type dummy;
+    ltf_attrs none;
+    ltf_attrs_init(&none);
+    if (!a) a = &none;
+    /* dtype and bounds checks first (no shape) */
+    ltf_attrs c = *a;
+    c.nints = 0;
+    ltf_status st = infer_random(ctx, def, NULL, 0, &c, &dummy, 1, nout);
+    if (st != LTF_OK) return st;
+    st = ltf_shape_input_type(ctx, def, "shape", in[0], (ltf_dtype)a->i[0], out, &complete, &b, a);
+    if (st != LTF_OK) return st;
+    *nout = 1;
+    if (complete) return infer_random(ctx, def, NULL, 0, &b, out, maxout, nout);
+    return LTF_OK;
+}
+
 /* categorical: logits (batch, classes) -> (batch, num_samples) of i[0] */
 static ltf_status infer_categorical(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                     const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
@@ -122,11 +144,11 @@ static ltf_status infer_shuffle(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor 
 #define RANDOM (LTF_OP_STATEFUL | LTF_OP_NOT_DIFFERENTIABLE)
 
 LTF_INTERNAL const ltf_op_def ltf_opdef_random_normal = {
-    "random_normal", 0, 0, RANDOM, 0, infer_random, CPU(ltf_cpu_random_normal), NULL };
+    "random_normal", 0, 1, RANDOM, 0, infer_random_any, CPU(ltf_cpu_random_normal), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_random_uniform = {
-    "random_uniform", 0, 0, RANDOM, 1, infer_random, CPU(ltf_cpu_random_uniform), NULL };
+    "random_uniform", 0, 1, RANDOM, 1, infer_random_any, CPU(ltf_cpu_random_uniform), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_truncated_normal = {
-    "truncated_normal", 0, 0, RANDOM, 2, infer_random, CPU(ltf_cpu_random_normal), NULL };
+    "truncated_normal", 0, 1, RANDOM, 2, infer_random_any, CPU(ltf_cpu_random_normal), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_random_gamma = {
     "random_gamma", 1, 1, RANDOM, 0, infer_gamma, CPU(ltf_cpu_random_gamma), NULL };
 LTF_INTERNAL const ltf_op_def ltf_opdef_categorical = {

@@ -158,6 +158,151 @@ return function(tf)
     fail("TypeError", ("index: cannot index a tensor with %s"):format(describe(key)))
   end
 
+
+  -- {==== Shapes given as tensors (TensorFlow's auto-packing)
+  -- A shape, multiples, begin or size argument may be a Lua list, an int32/
+  -- int64 tensor, or a list mixing numbers and scalar integer tensors
+  -- ({tf.shape(x)[1], -1, 4}). Returns what the C op takes: the list
+  -- itself when it holds only numbers, a list of numbers when every tensor
+  -- in it is eager (an eager tensor is just values), else one int32/int64
+  -- vector (tf.stack of the entries), whose values the op reads when it runs.
+  local function shape_arg(v, op, arg)
+    if type(v) ~= "table" or getmetatable(v) ~= nil then return v end
+    local has_tensor, symbolic, wide = false, false, false
+    for i = 1, #v do
+      local e = v[i]
+      if tf.is_tensor(e) then
+        if not INT_DTYPES[e.dtype.name] or e.rank ~= 0 then
+          fail("TypeError", ("%s: '%s' entry %d is %s; expected an integer or a scalar int32/int64 tensor")
+            :format(op, arg, i, describe(e)))
+        end
+        has_tensor = true
+        if e:is_symbolic() then symbolic = true end
+        if e.dtype.name == "int64" then wide = true end
+      end
+    end
+    if not has_tensor then return v end
+    if not symbolic then
+      local out = {}
+      for i = 1, #v do out[i] = tf.is_tensor(v[i]) and v[i]:item() or v[i] end
+      return out
+    end
+    local dt = wide and tf.int64 or tf.int32
+    local parts = {}
+    for i = 1, #v do
+      local e = v[i]
+      if tf.is_tensor(e) then
+        parts[i] = e.dtype == dt and e or tf.cast(e, dt)
+      elseif math.type(e) == "integer" or (math.type(e) == "float" and math.tointeger(e)) then
+        parts[i] = tf.constant(math.tointeger(e), {dtype = dt})
+      else
+        fail("TypeError", ("%s: '%s' entry %d is %s; expected an integer or a scalar int32/int64 tensor")
+          :format(op, arg, i, describe(e)))
+      end
+    end
+    return tf.stack(parts)
+  end
+  tf.core.internal.shape_arg = shape_arg
+
+  local function is_symbolic(t) return tf.is_tensor(t) and t:is_symbolic() end
+
+  local core_reshape, core_broadcast_to, core_tile, core_slice = tf.reshape, tf.broadcast_to, tf.tile, tf.slice
+
+  --- tf.reshape(tensor, shape): 'shape' a list, an int32/int64 tensor or a
+  -- list mixing numbers and scalar tensors (values read when the op runs).
+  function tf.reshape(x, shape, ...)
+    return core_reshape(x, shape_arg(shape, "reshape", "shape"), ...)
+  end
+
+  --- tf.broadcast_to(input, shape), 'shape' as tf.reshape's.
+  function tf.broadcast_to(x, shape, ...)
+    return core_broadcast_to(x, shape_arg(shape, "broadcast_to", "shape"), ...)
+  end
+
+  local function int_vector(t, dt)
+    return t.dtype == dt and t or tf.cast(t, dt)
+  end
+
+  --- tf.tile(input, multiples): 'multiples' may be a tensor known only when
+  -- the graph runs: then x is broadcast to (m1, d1, m2, d2, ...) and reshaped.
+  function tf.tile(x, multiples, ...)
+    multiples = shape_arg(multiples, "tile", "multiples")
+    if not is_symbolic(multiples) then
+      if tf.is_tensor(multiples) and multiples.dtype.name ~= "int32" and multiples.dtype.name ~= "int64" then
+        fail("TypeError", ("tile: 'multiples' must be an int32 or int64 tensor, got %s"):format(multiples.dtype.name))
+      end
+      return core_tile(x, multiples, ...)
+    end
+    x = tf.convert_to_tensor(x)
+    if not INT_DTYPES[multiples.dtype.name] then
+      fail("TypeError", ("tile: 'multiples' must be an int32 or int64 tensor, got %s"):format(multiples.dtype.name))
+    end
+    local n = x.rank
+    if n == nil or n < 0 then
+      fail("InvalidArgumentError", "tile: 'input' must have a known rank when 'multiples' is a tensor")
+    end
+    if multiples.rank ~= 1 or (multiples.shape[1] and multiples.shape[1] ~= n) then
+      fail("InvalidArgumentError", ("tile: 'multiples' must be a vector of %d entries (one per dimension), got shape %s")
+        :format(n, tostring(multiples.shape)))
+    end
+    if n == 0 then return x end
+    local m = int_vector(multiples, tf.int32)
+    local xs = tf.shape(x)
+    local one = tf.constant(1, {dtype = tf.int32})
+    local expand, target = {}, {}
+    for k = 1, n do
+      expand[2 * k - 1], expand[2 * k] = one, xs[k]
+      target[2 * k - 1], target[2 * k] = m[k], xs[k]
+    end
+    local y = core_broadcast_to(core_reshape(x, tf.stack(expand)), tf.stack(target))
+    return core_reshape(y, m * xs)
+  end
+
+  --- tf.slice(input, begin, size): 'begin' (1-based) and 'size' (-1: to
+  -- the end) may be tensors known only when the graph runs: then one gather
+  -- per axis of the positions begin .. begin + size - 1.
+  function tf.slice(x, begin, size, ...)
+    begin = shape_arg(begin, "slice", "begin")
+    size = shape_arg(size, "slice", "size")
+    if not is_symbolic(begin) and not is_symbolic(size) then
+      if tf.is_tensor(begin) then begin = begin:totable() end
+      if tf.is_tensor(size) then size = size:totable() end
+      return core_slice(x, begin, size, ...)
+    end
+    x = tf.convert_to_tensor(x)
+    local n = x.rank
+    if n == nil or n < 0 then
+      fail("InvalidArgumentError", "slice: 'input' must have a known rank when 'begin' or 'size' is a tensor")
+    end
+    local function vec(v, arg)
+      if tf.is_tensor(v) then
+        if not INT_DTYPES[v.dtype.name] then
+          fail("TypeError", ("slice: '%s' must be an int32 or int64 tensor, got %s"):format(arg, v.dtype.name))
+        end
+        if v.rank ~= 1 or (v.shape[1] and v.shape[1] ~= n) then
+          fail("InvalidArgumentError", ("slice: '%s' must be a vector of %d entries (one per dimension), got shape %s")
+            :format(arg, n, tostring(v.shape)))
+        end
+        return int_vector(v, tf.int32)
+      end
+      if type(v) ~= "table" or #v ~= n then
+        fail("InvalidArgumentError", ("slice: '%s' must have %d entries (one per dimension)"):format(arg, n))
+      end
+      return tf.constant(v, {dtype = tf.int32})
+    end
+    local b, s = vec(begin, "begin"), vec(size, "size")
+    local xs = tf.shape(x)
+    local y = x
+    for k = 1, n do
+      local bk, sk = b[k], s[k]
+      -- size -1: to the end (dims - begin + 1 positions, begin being 1-based)
+      sk = tf.where(tf.less(sk, 0), xs[k] - bk + 1, sk)
+      y = tf.gather(y, tf.range(bk, bk + sk, 1), {axis = k})
+    end
+    return y
+  end
+  -- }====
+
   -- The movement ops as methods: x:reshape({2, 3}), x:transpose(), ...
   for _, name in ipairs({"reshape", "transpose", "expand_dims", "squeeze", "slice", "strided_slice",
                          "gather", "tile", "pad", "reverse", "broadcast_to", "split", "unstack",

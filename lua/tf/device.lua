@@ -195,5 +195,5 @@ return function(tf)
   function tf.test.is_gpu_available() return num_gpus() > 0 end
   function tf.test.is_built_with_cuda() return core.built_with_cuda and core.built_with_cuda() or false end
   function tf.test.is_built_with_gpu_support() return tf.test.is_built_with_cuda() end
-  function tf.executing_eagerly() return not (tf.__tracing and tf.__tracing()) end
+  function tf.executing_eagerly() return not tf.core.internal.is_tracing() end
 end

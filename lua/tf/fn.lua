@@ -391,6 +391,7 @@ return function(tf)
       if trainable and FLOAT[dt] then vars[#vars + 1] = h end
     end
     cf._captures = captures
+    cf._consts = core.graph_consts(G)   -- eager tensors read: a tape watching one gets its gradient
     cf._grad_ok = grad_ok and #diff > 0
     cf._diff_outs = diff
     cf._train_vars = vars
@@ -452,8 +453,11 @@ return function(tf)
   --- The backward graph: (flat inputs..., dy...) -> gradients of the
   -- differentiable outputs for the float inputs and the trainable variables
   -- read. It recomputes the forward pass under a tape while traced, once.
-  function CF._backward(cf)
-    local bwd = cf._bwd
+  function CF._backward(cf, consts, key)
+    consts = consts or {}
+    key = key or ""
+    cf._bwds = cf._bwds or {}
+    local bwd = cf._bwds[key]
     if bwd then return bwd end
     local itypes = core.graph_signature(cf._G)
     local G = core.graph_begin(cf.graph.name .. "_grad")
@@ -475,6 +479,10 @@ return function(tf)
       for j, h in ipairs(cf._train_vars) do
         sources[#sources + 1] = h
         slots[#sources] = #xs + j
+      end
+      for j, c in ipairs(consts) do   -- captured eager tensors a tape watches
+        sources[#sources + 1] = c
+        slots[#sources] = #xs + #cf._train_vars + j
       end
       for _, s in ipairs(sources) do core.tape_watch(tape, s) end
       core.tape_push(tape)
@@ -499,12 +507,13 @@ return function(tf)
     end
     core.graph_end(G, res.outs)
     bwd = {G = G, map = res.map, graph = new_graph(G, cf.graph.name .. "_grad")}
+    cf._bwds[key] = bwd
     cf._bwd = bwd
     return bwd
   end
 
-  local function backprop(cf, inputs, n, snaps, douts, ...)
-    local bwd = cf:_backward()
+  local function backprop(cf, inputs, n, snaps, douts, consts, key, ...)
+    local bwd = cf:_backward(consts, key)
     local vars = cf._train_vars
     -- a variable assigned since the forward pass: its value then is used
     local restore
@@ -544,10 +553,20 @@ return function(tf)
     local inputs = {}
     for i = 1, n do inputs[i] = flat[i] end
     for i = 1, #vars do inputs[n + i] = vars[i] end
+    -- captured eager tensors that a recording tape tracks are inputs too
+    local consts, key = {}, {}
+    for j, c in ipairs(cf._consts) do
+      if core.tapes_track(c) then
+        consts[#consts + 1] = c
+        key[#key + 1] = j
+        inputs[#inputs + 1] = c
+      end
+    end
+    key = table.concat(key, ",")
     local douts = {}
     for k, idx in ipairs(cf._diff_outs) do douts[k] = outs[idx] end
     core.record_custom(inputs, douts, function(...)
-      return backprop(cf, inputs, n, snaps, douts, ...)
+      return backprop(cf, inputs, n, snaps, douts, consts, key, ...)
     end)
     return cf:_outputs(unpack(outs, 1, outs.n))
   end

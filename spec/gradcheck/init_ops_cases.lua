@@ -3,5 +3,5 @@
 -- flows back through them.
 return {
   cases = {},
-  nondifferentiable = {"fill", "range", "linspace", "eye"},
+  nondifferentiable = {"fill", "range", "linspace", "eye", "range_dyn"},
 }

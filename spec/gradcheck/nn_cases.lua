@@ -76,6 +76,18 @@ return {
     conv2d_transpose = {inputs = {{{1, 3, 2, 2}}, {{2, 3, 3, 2}}}, fn = function(tf, x, f)
       return tf.nn.conv2d_transpose(x, f, {1, 5, 4, 3}, 2, "SAME")
     end},
+    -- the output shape a tensor known only when the graph runs (height and width unknown while tracing)
+    conv2d_backprop_input_dyn = {inputs = {{{1, 3, 2, 2}}, {{2, 3, 3, 2}}}, fn = function(tf, x, f)
+      local g = rawget(_G, "__conv2d_bpi_dyn_fn")
+      if not g then
+        g = tf.fn(function(a, b)
+          local s = tf.shape(a)
+          return tf.nn.conv2d_transpose(a, b, tf.stack({s[1], s[2] * 2 - 1, s[3] * 2, tf.constant(3)}), 2, "SAME")
+        end, {input_signature = {tf.TensorSpec({nil, nil, nil, 2}, tf.float64), tf.TensorSpec({2, 3, 3, 2}, tf.float64)}})
+        rawset(_G, "__conv2d_bpi_dyn_fn", g)
+      end
+      return g(x, f)
+    end},
     conv2d_backprop_filter = {inputs = {{{2, 5, 5, 2}}, {{2, 3, 3, 3}}}, fn = function(tf, x, dy)
       return tf.nn.conv2d_backprop_filter(x, {3, 3, 2, 3}, dy, 1, "VALID")
     end},

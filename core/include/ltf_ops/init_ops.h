@@ -8,6 +8,8 @@
 **             take start, limit, delta from i[1..3], float dtypes from
 **             f[0..2]. Values are start + k * delta for k = 0, 1, ... while
 **             short of 'limit' (TensorFlow's tf.range; nothing is shifted).
+**   range_dyn (start, limit, delta): range with the three as scalar tensors
+**             of dtype i[0], read when the op runs (CPU only).
 **   linspace  i[0] = dtype (float32, float64); i[1] = num (>= 0);
 **             f[0..1] = start, stop (both included when num >= 2).
 **   eye       i[0] = dtype (numeric or bool); i[1] = rows; i[2] = columns;
@@ -16,6 +18,6 @@
 #ifndef LTF_OPS_INIT_H
 #define LTF_OPS_INIT_H
 
-#define LTF_OPS_INIT(X) X(FILL, fill) X(RANGE, range) X(LINSPACE, linspace) X(EYE, eye)
+#define LTF_OPS_INIT(X) X(FILL, fill) X(RANGE, range) X(LINSPACE, linspace) X(EYE, eye) X(RANGE_DYN, range_dyn)
 
 #endif

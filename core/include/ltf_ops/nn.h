@@ -25,6 +25,11 @@
 **               max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0),
 **               the smaller half before), 2 EXPLICIT
 **
+** conv2d_backprop_input_dyn(filters, dy, input_sizes): conv2d_backprop_input
+** with the input's sizes an int32/int64 tensor (N, H, W, C) or (H, W) read
+** when the op runs (conv2d's gradient and conv2d_transpose when the height
+** and width are known only then). Attributes as conv2d. CPU only.
+**
 ** max_pool2d(input), avg_pool2d(input): input NHWC; max_pool2d takes any
 ** numeric dtype, avg_pool2d float32/float64.
 **   ints[0..1]  ksize (h, w), >= 1              nints = 4
@@ -106,7 +111,8 @@
     X(DROPOUT_NOISE, dropout_noise)                                    \
     X(DEPTHWISE_CONV2D, depthwise_conv2d)                              \
     X(DEPTHWISE_CONV2D_BACKPROP_INPUT, depthwise_conv2d_backprop_input) \
-    X(DEPTHWISE_CONV2D_BACKPROP_FILTER, depthwise_conv2d_backprop_filter)
+    X(DEPTHWISE_CONV2D_BACKPROP_FILTER, depthwise_conv2d_backprop_filter) \
+    X(CONV2D_BACKPROP_INPUT_DYN, conv2d_backprop_input_dyn)
 
 /* Padding codes of conv2d and the pools (i[0]). */
 enum { LTF_PADDING_VALID = 0, LTF_PADDING_SAME = 1, LTF_PADDING_EXPLICIT = 2 };

@@ -311,12 +311,28 @@ return function(tf)
     x = input_dtype(self, x, self.kernel)
     self:_check_input(x, {ndim = 4, axes = {[-1] = self.kernel.shape[4]}})
     local d = x:_dims()
-    if d[2] < 0 or d[3] < 0 then
-      raise("ValueError", sfmt("layer \"%s\": the input's height and width must be known, got %s", self.name,
-        tostring(x.shape)), 3)
-    end
     local out = self:compute_output_shape(x.shape):as_list()
     out[1] = d[1] >= 0 and d[1] or -1
+    if d[2] < 0 or d[3] < 0 then
+      -- height or width known only when the graph runs: Keras's
+      -- deconv_output_length over tf.shape(x), the output shape a tensor
+      local xs = tf.shape(x)
+      local op = self.output_padding or {}
+      out[1] = xs[1]
+      for s = 1, 2 do
+        if d[s + 1] < 0 then
+          local n, k, st = xs[s + 1], self.kernel_size[s], self.strides[s]
+          k = k + (k - 1) * (self.dilation_rate[s] - 1)
+          if op[s] == nil then
+            out[s + 1] = self.padding == "valid" and n * st + math.max(k - st, 0) or n * st
+          else
+            local pad = self.padding == "same" and k // 2 or 0
+            out[s + 1] = (n - 1) * st + k - 2 * pad + op[s]
+          end
+        end
+      end
+      out = tf.core.internal.shape_arg(out, "Conv2DTranspose", "output_shape")
+    end
     local y = tf.nn.conv2d_transpose(x, like(self.kernel, x), out, self.strides, self.padding:upper(),
                                      {dilations = self.dilation_rate})
     return self:_finish(y)

@@ -219,29 +219,26 @@ return function(tf)
     local xd = x:_dims()
     if proj and xd and #xd == proj.nfree + proj.nbound then
       local unknown, shape = 0, {}
+      local xs
       for i = 1, proj.nfree do
         shape[i] = xd[i]
-        if xd[i] < 0 then unknown = unknown + 1 end
+        if xd[i] < 0 then
+          unknown = unknown + 1
+          if unknown > 1 then   -- several unknown dims: read them when the graph runs
+            xs = xs or tf.shape(x)
+            shape[i] = xs[i]
+          end
+        end
       end
       for _, d in ipairs(proj.outd) do shape[#shape + 1] = d end
       local kernel = self.kernel:value()
-      if unknown <= 1 then
+      if unknown > 1 and proj.nbound == 1 and #proj.outd == 1 then
+        y = tf.matmul(x, kernel)   -- one broadcast matmul: no reshapes needed
+      else
         -- [free.., bound..] as (-1, kin) . (kin, kout), back to [free.., out..]
         if proj.nbound > 1 or #proj.outd > 1 then kernel = tf.reshape(kernel, {proj.kin, proj.kout}) end
         local flat = (proj.nfree == 1 and proj.nbound == 1) and x or tf.reshape(x, {-1, proj.kin})
         y = tf.reshape(tf.matmul(flat, kernel), shape)
-      elseif proj.nbound == 1 and #proj.outd == 1 then
-        y = tf.matmul(x, kernel)                 -- several unknown dims: no reshape can split them back
-      elseif proj.nbound == 1 and #proj.outd == 2 then
-        -- [free.., 1, 1, D] by [P, D, L] (broadcast) -> [free.., P, 1, L]
-        local kt = tf.transpose(kernel, {2, 1, 3})
-        y = tf.squeeze(tf.matmul(tf.expand_dims(tf.expand_dims(x, -2), -2), kt), {axis = -2})
-      elseif #proj.outd == 1 then
-        -- [free.., b1..bk-1, 1, bk] by [b1..bk-1, bk, E], summed over b1..bk-1 and the 1
-        y = tf.matmul(tf.expand_dims(x, -2), kernel)
-        local axes = {}
-        for i = proj.nfree + 1, #xd do axes[#axes + 1] = i end
-        y = tf.reduce_sum(y, {axis = axes})
       end
     end
     if y == nil then y = tf.einsum(self.equation, x, self.kernel) end

@@ -414,19 +414,13 @@ return function(tf)
   -- seed, eager draws are seeded (reproducible after tf.random.set_seed);
   -- inside a trace a seeded op would repeat its values at every run, so
   -- draws there come from the context generator (reproducible by
-  -- tf.random.set_seed). An unknown batch size draws through categorical
-  -- sampling (4096 levels).
-  local LEVELS = 4096
+  -- tf.random.set_seed). An unknown batch size is read from tf.shape(x)
+  -- when the graph runs.
   local function draw(self, x, lo, hi)
     local n = x:_dims()[1]
     local seed = not tf.core.is_tracing() and self.seed or nil
-    if n >= 0 then
-      return tf.random.uniform({n, 1}, {minval = lo, maxval = hi, seed = seed, dtype = tf.float32})
-    end
-    local z = tf.zeros_like(tf.cast(x[{":", 1, 1, 1}], tf.float32))
-    local logits = tf.expand_dims(z, 2) + tf.zeros({1, LEVELS})
-    local k = tf.cast(tf.random.categorical(logits, 1), tf.float32)     -- 1..LEVELS
-    return (k - 0.5) / LEVELS * (hi - lo) + lo
+    if n < 0 then n = tf.shape(x)[1] end
+    return tf.random.uniform({n, 1}, {minval = lo, maxval = hi, seed = seed, dtype = tf.float32})
   end
 
   local function random_init(self, opts, cname)

@@ -36,8 +36,7 @@ return function(tf)
     end
     if rest then return tf.reshape(x, {-1, rest}) end
     if dims[1] >= 0 then return tf.reshape(x, {dims[1], -1}) end
-    raise("ValueError", sfmt("layer \"%s\": cannot flatten %s: the batch and another dimension are both unknown",
-      self.name, tostring(x.shape)), 3)
+    return tf.reshape(x, {tf.shape(x)[1], -1})   -- the batch read when the graph runs, as Keras
   end
 
   local Reshape = Layer:extend("Reshape")
@@ -110,11 +109,8 @@ return function(tf)
       end
       table.insert(t, 1, -1)
     else
-      if dims[1] < 0 then
-        raise("ValueError", sfmt("layer \"%s\": cannot reshape %s: the batch and another dimension are both unknown",
-          self.name, tostring(x.shape)), 3)
-      end
-      table.insert(t, 1, dims[1])
+      -- the batch (when unknown) read when the graph runs
+      table.insert(t, 1, dims[1] >= 0 and dims[1] or tf.shape(x)[1])
     end
     return tf.reshape(x, t)
   end

@@ -58,23 +58,29 @@ return function(tf)
     local d = shape:as_list()
     return tf.TensorShape({d[1], d[2] >= 0 and d[2] * self.size or -1, d[3]})
   end
-  -- x (N, ..., C) with known dims after the batch: each of the `axes`
-  -- repeated factors[i] times (reshape, multiply by ones, reshape: its
-  -- gradient sums the copies)
+  -- x (N, ..., C): each of the `axes` repeated factors[i] times (reshape,
+  -- multiply by ones, reshape: its gradient sums the copies); dims not known
+  -- while tracing are read from tf.shape when the graph runs
   local function repeat_axes(x, axes, factors)
     local d = x:_dims()
+    local shape
+    local function dim(i)
+      if d[i] >= 0 then return d[i] end
+      shape = shape or tf.shape(x)
+      return shape[i]
+    end
     local expanded, ones, out = {-1}, {1}, {-1}
     local k = 1
     for i = 2, #d do
-      expanded[#expanded + 1] = d[i]
+      expanded[#expanded + 1] = dim(i)
       ones[#ones + 1] = 1
       if axes[k] == i then
         expanded[#expanded + 1] = 1
         ones[#ones + 1] = factors[k]
-        out[#out + 1] = d[i] * factors[k]
+        out[#out + 1] = dim(i) * factors[k]
         k = k + 1
       else
-        out[#out + 1] = d[i]
+        out[#out + 1] = dim(i)
       end
     end
     local y = tf.reshape(x, expanded) * tf.ones(ones, x.dtype)
@@ -91,7 +97,6 @@ return function(tf)
   end
   function UpSampling1D.call(self, x)
     self:_check_input(x, {ndim = 3})
-    known_after_batch(self, x)
     return repeat_axes(x, {2}, {self.size})
   end
   function UpSampling1D.get_config(self)
@@ -132,8 +137,8 @@ return function(tf)
   end
   function UpSampling2D.call(self, x)
     self:_check_input(x, {ndim = 4})
-    known_after_batch(self, x)
     if self.interpolation == "nearest" then return repeat_axes(x, {2, 3}, self.size) end
+    known_after_batch(self, x)   -- tf.image.resize takes a size of numbers
     local d = x:_dims()
     local y = tf.image.resize(x, {d[2] * self.size[1], d[3] * self.size[2]}, {method = "bilinear"})
     if y.dtype ~= x.dtype then y = tf.cast(y, x.dtype) end

@@ -259,28 +259,22 @@ return function(tf)
     end
   end
 
-  -- (b, t, rest...) -> (-1, rest...), and back
+  -- (b, t, rest...) -> (-1, rest...), and back; dims not known while
+  -- tracing are read from tf.shape when the graph runs
+  local function dim(x, d, i)
+    if d[i] >= 0 then return d[i] end
+    return tf.shape(x)[i]
+  end
   local function fold(self, x)
     local d = x:_dims()
     local inner = {-1}
-    for i = 3, #d do
-      if d[i] < 0 then
-        raise("ValueError", sfmt("layer \"%s\": TimeDistributed needs the dimensions after time known, got %s",
-          self.name, tostring(x.shape)))
-      end
-      inner[#inner + 1] = d[i]
-    end
-    return tf.reshape(x, inner), d[1], d[2]
+    for i = 3, #d do inner[#inner + 1] = dim(x, d, i) end
+    return tf.reshape(x, inner), dim(x, d, 1), dim(x, d, 2)
   end
   local function unfold(self, y, b, t)
     local d = y:_dims()
     local out = {b, t}
-    if b < 0 and t < 0 then
-      raise("ValueError", sfmt("layer \"%s\": TimeDistributed needs the batch size or the number of timesteps " ..
-        "known", self.name))
-    end
-    if b < 0 then out[1] = -1 elseif t < 0 then out[2] = -1 end
-    for i = 2, #d do out[#out + 1] = d[i] end
+    for i = 2, #d do out[#out + 1] = dim(y, d, i) end
     return tf.reshape(y, out)
   end
 
