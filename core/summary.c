@@ -350,10 +350,8 @@ ltf_status ltf_summary_close(ltf_ctx *ctx, int64_t id) {
     if (!t) return LTF_OK;
     pthread_mutex_lock(&t->mu);
     ltf_summary_writer *w = id > t->base && id <= t->n ? t->w[id - t->base - 1] : NULL;
-    int last = 0;
-    if (w) {
+    if (w) {   /* the entry's reference passes to this call until its release below */
         t->w[id - t->base - 1] = NULL;
-        last = --w->refs == 0;
         int64_t open = 0;
         for (int64_t i = 0; i < t->n - t->base; i++) open += t->w[i] != NULL;
         if (!open) {   /* nothing left: free the array */
@@ -364,13 +362,12 @@ ltf_status ltf_summary_close(ltf_ctx *ctx, int64_t id) {
     }
     pthread_mutex_unlock(&t->mu);
     if (!w) return LTF_OK;
-    if (last) return finish(ctx, w);
-    /* a write on another thread holds it: flush what is there now; that
-    ** write's release closes and frees it */
+    /* flush what is there now; the last reference (this one, or a write on
+    ** another thread still holding the writer) flushes again, closes and frees */
     pthread_mutex_lock(&w->mu);
     ltf_status st = drain(ctx, w);
     pthread_mutex_unlock(&w->mu);
-    return st;
+    return release(ctx, w, st);
 }
 
 /* The context is going (LTF_CTX_EVENT_FREE): flush, close and free every
