@@ -17,7 +17,7 @@ static int sm_open(lua_State *L) {
     ltf_status st = ltf_summary_writer_open(s->ctx, logdir, suffix, max_queue, flush, &id);
     if (st != LTF_OK) return ltfL_raisectx(L, st);
     lua_pushinteger(L, id);
-    lua_pushstring(L, ltf_summary_writer_path(id));
+    lua_pushstring(L, ltf_summary_writer_path(s->ctx, id));
     return 2;
 }
 

@@ -48,6 +48,7 @@ typedef void (*ltf_ctx_hook_fn)(ltf_ctx *ctx, void *data);
 struct ltf_tape;    /* tape.c: gradient recording (autodiff) */
 struct ltf_core_api;  /* device.h: engine calls for the in-tree device modules */
 struct ltf_graph;   /* graph.c: the graph being traced */
+typedef struct ltf_summary_table ltf_summary_table;   /* summary.c: the event-file writers */
 
 struct ltf_ctx {
     int32_t refs;                 /* owner's reference + one per live storage; atomic
@@ -133,6 +134,9 @@ struct ltf_ctx {
     void (*graph_int_values)(const ltf_tensor *, int64_t *, int *);
     /* control flow: the finished graphs cond/while nodes run (functions.c) */
     struct ltf_fn_table *fns;
+    /* tf.summary's event-file writers, by id (summary.c; NULL until the
+    ** first open; set atomically) */
+    ltf_summary_table *summaries;
     /* what the owners of per-context state (storage.c's block caches,
     ** functions.c's table, device.c's modules, plan.c's graph captures) run
     ** at an event, in registration order (FREE: in reverse), so this layer
@@ -176,6 +180,9 @@ LTF_INTERNAL ltf_status ltf_ctx_hook_add(ltf_ctx *ctx, ltf_ctx_event event, ltf_
 /* Run the hooks of 'event' (LTF_CTX_EVENT_RECLAIM: in registration order). */
 LTF_INTERNAL void ltf_ctx_hook_run(ltf_ctx *ctx, ltf_ctx_event event);
 /* }==== */
+
+/* summary.c's LTF_CTX_EVENT_FREE hook: flush and close the context's writers. */
+LTF_INTERNAL void ltf_summary_ctx_free(ltf_ctx *ctx, void *data);
 
 /* {==== Reference counts: plain on objects one thread uses, atomic on
 ** shared ones (ltf_tensor_share, ltf_graph_share) and on contexts */

@@ -10,9 +10,14 @@
 ** as TensorFlow's SummaryFileWriter::WriteTensor writes them) with plugin
 ** metadata naming the TensorBoard plugin that reads it.
 **
-** Writers live in a process-wide table and are named by id (an integer the
-** summary op carries as an attribute, so a traced function that writes
-** holds no pointer). Records go through core/tfrecord.c's writer (its
+** Writers live in their context's table (ctx->summaries, made at the first
+** open) and are named by id, per context (an integer the summary op carries
+** as an attribute, so a traced function that writes holds no pointer): two
+** contexts in one process never see each other's writers. A write takes a
+** reference on its writer under the table's lock, so a close on another
+** thread only clears the entry: the last reference flushes, closes and
+** frees the writer. Freeing the context flushes and closes every writer
+** still open (an LTF_CTX_EVENT_FREE hook). Records go through core/tfrecord.c's writer (its
 ** framing and buffer), flushed to the file when 'max_queue' events are
 ** pending, when 'flush_millis' have passed since the last flush (checked at
 ** each write), at ltf_summary_flush and at close.
@@ -45,13 +50,17 @@ typedef struct ltf_summary_writer {
     int     pending;          /* events written since the last flush */
     unsigned char *buf;       /* one serialized Event */
     size_t  cap;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;       /* the record stream, buffer and counters */
+    int     refs;             /* the table's entry + one per write in flight (table's mu) */
 } ltf_summary_writer;
 
-static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
-static ltf_summary_writer **table;   /* ids table_base+1 .. table_n (NULL: closed) */
-static int64_t table_base, table_n;   /* ids are never reused; the array goes when every writer is closed */
-static int file_counter;
+/* A context's writers: ids base+1 .. n (NULL: closed). Ids are never
+** reused; the array goes when every writer is closed. */
+struct ltf_summary_table {
+    pthread_mutex_t mu;
+    ltf_summary_writer **w;
+    int64_t base, n;
+};
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -59,11 +68,34 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static ltf_summary_writer *lookup(int64_t id) {
-    pthread_mutex_lock(&table_mu);
-    ltf_summary_writer *w = id > table_base && id <= table_n ? table[id - table_base - 1] : NULL;
-    pthread_mutex_unlock(&table_mu);
+static ltf_summary_table *get_table(ltf_ctx *ctx) {
+    return __atomic_load_n(&ctx->summaries, __ATOMIC_ACQUIRE);
+}
+
+/* The writer 'id' names in ctx, with a reference the caller gives back
+** (release); NULL when closed or never opened. */
+static ltf_summary_writer *acquire(ltf_ctx *ctx, int64_t id) {
+    ltf_summary_table *t = get_table(ctx);
+    if (!t) return NULL;
+    pthread_mutex_lock(&t->mu);
+    ltf_summary_writer *w = id > t->base && id <= t->n ? t->w[id - t->base - 1] : NULL;
+    if (w) w->refs++;
+    pthread_mutex_unlock(&t->mu);
     return w;
+}
+
+static ltf_status finish(ltf_ctx *ctx, ltf_summary_writer *w);
+
+/* Give back acquire's reference: the last one (the writer was closed
+** meanwhile) flushes, closes and frees it. */
+static ltf_status release(ltf_ctx *ctx, ltf_summary_writer *w, ltf_status st) {
+    ltf_summary_table *t = get_table(ctx);
+    pthread_mutex_lock(&t->mu);
+    int last = --w->refs == 0;
+    pthread_mutex_unlock(&t->mu);
+    if (!last) return st;
+    ltf_status fst = finish(ctx, w);
+    return st == LTF_OK ? fst : st;
 }
 
 static int reserve(ltf_summary_writer *w, size_t n) {
@@ -198,14 +230,34 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
     if (gethostname(host, sizeof host - 1) != 0) strcpy(host, "localhost");
     host[sizeof host - 1] = '\0';
     double t = now_seconds();
-    pthread_mutex_lock(&table_mu);
-    int n = file_counter++;
-    pthread_mutex_unlock(&table_mu);
+    ltf_summary_table *tab = get_table(ctx);
+    if (!tab) {
+        /* the hook first (registering again does nothing; it handles no table) */
+        ltf_status hst = ltf_ctx_hook_add(ctx, LTF_CTX_EVENT_FREE, ltf_summary_ctx_free, NULL);
+        if (hst != LTF_OK) return hst;
+        ltf_summary_table *nt = calloc(1, sizeof *nt);
+        if (!nt) return ltf_fail_oom(ctx, "summary writer table", sizeof *nt);
+        pthread_mutex_init(&nt->mu, NULL);
+        ltf_summary_table *expected = NULL;
+        if (__atomic_compare_exchange_n(&ctx->summaries, &expected, nt, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            tab = nt;
+        } else {   /* another thread made it first */
+            pthread_mutex_destroy(&nt->mu);
+            free(nt);
+            tab = expected;
+        }
+    }
+    /* the file's <n>: unique in the process (contexts draw ids from blocks of
+    ** one counter), so two contexts writing to one logdir in the same second
+    ** never open the same file */
+    pthread_mutex_lock(&tab->mu);
+    long long n = (long long)ltf_ctx_next_id(ctx);
+    pthread_mutex_unlock(&tab->mu);
     if (!suffix) suffix = ".v2";
     size_t plen = dl + strlen(host) + strlen(suffix) + 96;
     char *path = malloc(plen);
     if (!path) return ltf_fail_oom(ctx, "event file name", plen);
-    snprintf(path, plen, "%s/events.out.tfevents.%010lld.%s.%ld.%d%s", logdir, (long long)t, host, (long)getpid(), n,
+    snprintf(path, plen, "%s/events.out.tfevents.%010lld.%s.%ld.%lld%s", logdir, (long long)t, host, (long)getpid(), n,
              suffix);
     ltf_tfrecord_writer *f;
     ltf_status st = ltf_tfrecord_writer_open(ctx, path, NULL, &f);
@@ -225,6 +277,7 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
     w->max_queue = max_queue > 0 ? max_queue : 1;
     w->flush_millis = flush_millis;
     w->last_flush = t;
+    w->refs = 1;   /* the table's entry */
     pthread_mutex_init(&w->mu, NULL);
     /* the first record: the file version (TensorBoard's "brain.Event:2") */
     Tensorflow__Event e = TENSORFLOW__EVENT__INIT;
@@ -242,53 +295,44 @@ ltf_status ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char 
         free(w);
         return st;
     }
-    pthread_mutex_lock(&table_mu);
-    ltf_summary_writer **nt = realloc(table, sizeof *table * (size_t)(table_n - table_base + 1));
+    pthread_mutex_lock(&tab->mu);
+    ltf_summary_writer **nt = realloc(tab->w, sizeof *tab->w * (size_t)(tab->n - tab->base + 1));
     if (!nt) {
-        pthread_mutex_unlock(&table_mu);
+        pthread_mutex_unlock(&tab->mu);
         ltf_tfrecord_writer_close(f);
+        pthread_mutex_destroy(&w->mu);
         free(w->buf);
         free(path);
         free(w);
         return ltf_fail_oom(ctx, "summary writer table", 0);
     }
-    table = nt;
-    table[table_n - table_base] = w;
-    table_n++;
-    *id = table_n;
-    pthread_mutex_unlock(&table_mu);
+    tab->w = nt;
+    tab->w[tab->n - tab->base] = w;
+    tab->n++;
+    *id = tab->n;
+    pthread_mutex_unlock(&tab->mu);
     return LTF_OK;
 }
 
-const char *ltf_summary_writer_path(int64_t id) {
-    ltf_summary_writer *w = lookup(id);
-    return w ? w->path : NULL;
+const char *ltf_summary_writer_path(ltf_ctx *ctx, int64_t id) {
+    ltf_summary_writer *w = acquire(ctx, id);
+    if (!w) return NULL;
+    const char *p = w->path;   /* lives until the writer is closed */
+    release(ctx, w, LTF_OK);
+    return p;
 }
 
 ltf_status ltf_summary_flush(ltf_ctx *ctx, int64_t id) {
-    ltf_summary_writer *w = lookup(id);
+    ltf_summary_writer *w = acquire(ctx, id);
     if (!w) return LTF_OK;
     pthread_mutex_lock(&w->mu);
     ltf_status st = drain(ctx, w);
     pthread_mutex_unlock(&w->mu);
-    return st;
+    return release(ctx, w, st);
 }
 
-ltf_status ltf_summary_close(ltf_ctx *ctx, int64_t id) {
-    pthread_mutex_lock(&table_mu);
-    ltf_summary_writer *w = id > table_base && id <= table_n ? table[id - table_base - 1] : NULL;
-    if (w) {
-        table[id - table_base - 1] = NULL;
-        int64_t open = 0;
-        for (int64_t i = 0; i < table_n - table_base; i++) open += table[i] != NULL;
-        if (!open) {   /* nothing left: free the array (a module unloaded at exit leaves no leak) */
-            free(table);
-            table = NULL;
-            table_base = table_n;
-        }
-    }
-    pthread_mutex_unlock(&table_mu);
-    if (!w) return LTF_OK;
+/* Flush, close the file and free a writer no one holds any more. */
+static ltf_status finish(ltf_ctx *ctx, ltf_summary_writer *w) {
     pthread_mutex_lock(&w->mu);
     ltf_status st = drain(ctx, w);
     pthread_mutex_unlock(&w->mu);
@@ -299,6 +343,46 @@ ltf_status ltf_summary_close(ltf_ctx *ctx, int64_t id) {
     free(w->path);
     free(w);
     return st;
+}
+
+ltf_status ltf_summary_close(ltf_ctx *ctx, int64_t id) {
+    ltf_summary_table *t = get_table(ctx);
+    if (!t) return LTF_OK;
+    pthread_mutex_lock(&t->mu);
+    ltf_summary_writer *w = id > t->base && id <= t->n ? t->w[id - t->base - 1] : NULL;
+    if (w) {   /* the entry's reference passes to this call until its release below */
+        t->w[id - t->base - 1] = NULL;
+        int64_t open = 0;
+        for (int64_t i = 0; i < t->n - t->base; i++) open += t->w[i] != NULL;
+        if (!open) {   /* nothing left: free the array */
+            free(t->w);
+            t->w = NULL;
+            t->base = t->n;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    if (!w) return LTF_OK;
+    /* flush what is there now; the last reference (this one, or a write on
+    ** another thread still holding the writer) flushes again, closes and frees */
+    pthread_mutex_lock(&w->mu);
+    ltf_status st = drain(ctx, w);
+    pthread_mutex_unlock(&w->mu);
+    return release(ctx, w, st);
+}
+
+/* The context is going (LTF_CTX_EVENT_FREE): flush, close and free every
+** writer still open, then the table. No write can be in flight: the
+** context's last reference is gone. */
+void ltf_summary_ctx_free(ltf_ctx *ctx, void *data) {
+    (void)data;
+    ltf_summary_table *t = get_table(ctx);
+    if (!t) return;
+    for (int64_t i = 0; i < t->n - t->base; i++)
+        if (t->w[i]) finish(ctx, t->w[i]);
+    free(t->w);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+    ctx->summaries = NULL;
 }
 
 /* {==== values */
@@ -474,10 +558,18 @@ static ltf_status to_doubles(ltf_ctx *ctx, const ltf_tensor *t, double **out, in
     return st;
 }
 
+static ltf_status write_with(ltf_ctx *ctx, ltf_summary_writer *w, int64_t step, const char *tag, const ltf_tensor *t,
+                             int kind, const char *description, int64_t count, int64_t sample_rate);
+
 ltf_status ltf_summary_write(ltf_ctx *ctx, int64_t id, int64_t step, const char *tag, const ltf_tensor *t, int kind,
                              const char *description, int64_t count, int64_t sample_rate) {
-    ltf_summary_writer *w = lookup(id);
+    ltf_summary_writer *w = acquire(ctx, id);
     if (!w) return LTF_OK;   /* closed: nothing is written (TensorFlow: a no-op) */
+    return release(ctx, w, write_with(ctx, w, step, tag, t, kind, description, count, sample_rate));
+}
+
+static ltf_status write_with(ltf_ctx *ctx, ltf_summary_writer *w, int64_t step, const char *tag, const ltf_tensor *t,
+                             int kind, const char *description, int64_t count, int64_t sample_rate) {
     value_buf vb;
     ltf_status st = LTF_OK;
     switch (kind) {
@@ -607,7 +699,7 @@ ltf_status ltf_summary_write(ltf_ctx *ctx, int64_t id, int64_t step, const char 
 }
 
 ltf_status ltf_summary_write_graph(ltf_ctx *ctx, int64_t id, int64_t step, const void *graph_def, size_t n) {
-    ltf_summary_writer *w = lookup(id);
+    ltf_summary_writer *w = acquire(ctx, id);
     if (!w) return LTF_OK;
     Tensorflow__Event e = TENSORFLOW__EVENT__INIT;
     e.wall_time = now_seconds();
@@ -618,7 +710,7 @@ ltf_status ltf_summary_write_graph(ltf_ctx *ctx, int64_t id, int64_t step, const
     pthread_mutex_lock(&w->mu);
     ltf_status st = append_event(ctx, w, &e);
     pthread_mutex_unlock(&w->mu);
-    return st;
+    return release(ctx, w, st);
 }
 
 /* A GraphDef of 'n' nodes: name, op, inputs ("node" or "node:k"), and a

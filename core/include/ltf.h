@@ -634,9 +634,13 @@ LTF_API ltf_status     ltf_ckpt_restore(ltf_ctx *ctx, const ltf_ckpt_file *f, lt
 /* {==== TensorBoard event files (core/summary.c, docs/summary.md)
 ** A writer appends Event protobufs (TFRecord framing) to
 ** logdir/events.out.tfevents.<seconds>.<host>.<pid>.<n><suffix> (suffix NULL:
-** ".v2"); the first record holds file_version "brain.Event:2". Writers are
-** named by id (>= 1) in a process-wide table; writes to a closed id do
-** nothing. Events go through core/tfrecord.c's writer, flushed when 'max_queue' are
+** ".v2"); the first record holds file_version "brain.Event:2". Writers
+** belong to the context that opened them and are named by id (>= 1) in that
+** context's table: the same id in another context names that context's own
+** writer (or none). Writes, flushes and closes to a closed id do nothing. A
+** close while a write on another thread uses the writer only clears the id:
+** that write finishes, then the writer is flushed, closed and freed.
+** Freeing the context flushes and closes every writer it still has open. Events go through core/tfrecord.c's writer, flushed when 'max_queue' are
 ** pending, when 'flush_millis' (< 0: never) have passed since the last
 ** flush, at ltf_summary_flush and at ltf_summary_close. */
 enum {
@@ -648,7 +652,8 @@ enum {
 };
 LTF_API ltf_status  ltf_summary_writer_open(ltf_ctx *ctx, const char *logdir, const char *suffix, int max_queue,
                                             int64_t flush_millis, int64_t *id);
-LTF_API const char *ltf_summary_writer_path(int64_t id);   /* NULL when closed */
+/* The writer's file (valid until the writer is closed); NULL when closed. */
+LTF_API const char *ltf_summary_writer_path(ltf_ctx *ctx, int64_t id);
 /* One summary value at 'step': 'count' is the bucket count (histogram) or
 ** max_outputs (audio); 'sample_rate' is for audio. */
 LTF_API ltf_status  ltf_summary_write(ltf_ctx *ctx, int64_t id, int64_t step, const char *tag, const ltf_tensor *t,

@@ -3,8 +3,12 @@
 ** TFRecord reader and protobuf-c: the first record's file version, the
 ** scalar fast path's bytes equal to protobuf-c's canonical packing of the
 ** same Event (unpack, repack, compare), histogram buckets, graph events,
-** writes to a closed writer doing nothing.
+** writes to a closed writer doing nothing; writers per context (two
+** contexts in one process: the same id names each one's own writer, a close
+** in one leaves the other's working, freeing a context flushes and closes
+** its writers) and a close while other threads write.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,134 @@
 #include "event.pb-c.h"
 #include "graph.pb-c.h"
 
+/* The records of the event file 'path': their count, and the scalar
+** summaries' values in 'vals' (at most 'max'). */
+static int read_events(ltf_ctx *ctx, const char *path, float *vals, int max, int *nvals) {
+    ltf_tfrecord_reader *r;
+    *nvals = 0;
+    if (ltf_tfrecord_reader_open(ctx, path, NULL, 0, 0, &r) != LTF_OK) return -1;
+    const void *data;
+    size_t len;
+    uint64_t off;
+    int n = 0;
+    while (ltf_tfrecord_reader_next(r, &data, &len, &off) == LTF_OK) {
+        Tensorflow__Event *e = tensorflow__event__unpack(NULL, len, data);
+        if (!e) {
+            n = -1;
+            break;
+        }
+        if (e->what_case == TENSORFLOW__EVENT__WHAT_SUMMARY && *nvals < max) {
+            float f;
+            memcpy(&f, e->summary->value[0]->tensor->tensor_content.data, 4);
+            vals[(*nvals)++] = f;
+        }
+        tensorflow__event__free_unpacked(e, NULL);
+        n++;
+    }
+    ltf_tfrecord_reader_close(r);
+    return n;
+}
+
+static ltf_status write_scalar(ltf_ctx *ctx, int64_t id, float v) {
+    int64_t d[1] = { 0 };
+    ltf_tensor *t = ltf_tensor_from_data(ctx, LTF_DTYPE_FLOAT32, 0, d, &v);
+    ltf_status st = ltf_summary_write(ctx, id, 1, "v", t, LTF_SUMMARY_SCALAR, "", 0, 0);
+    ltf_tensor_release(t);
+    return st;
+}
+
+typedef struct writer_arg {
+    ltf_ctx *ctx;
+    int64_t id;
+    ltf_tensor *t;
+    int failed;
+} writer_arg;
+
+static void *write_loop(void *p) {
+    writer_arg *a = p;
+    for (int i = 0; i < 2000; i++)
+        if (ltf_summary_write(a->ctx, a->id, i, "t", a->t, LTF_SUMMARY_SCALAR, "", 0, 0) != LTF_OK) a->failed = 1;
+    return NULL;
+}
+
+/* Two contexts in one process, each with its own writers. */
+static void two_contexts(const char *dir) {
+    ltf_ctx *a = ltf_ctx_new(), *b = ltf_ctx_new();
+    int64_t ia = 0, ib = 0, ib2 = 0;
+    CHECK(ltf_summary_writer_open(a, dir, ".a", 100, -1, &ia) == LTF_OK);
+    CHECK(ltf_summary_writer_open(b, dir, ".b", 100, -1, &ib) == LTF_OK);
+    CHECK(ia == 1 && ib == 1);   /* ids per context */
+    char *pa = strdup(ltf_summary_writer_path(a, ia)), *pb = strdup(ltf_summary_writer_path(b, ib));
+    CHECK(strcmp(pa, pb) != 0 && strstr(pa, ".a") && strstr(pb, ".b"));
+    CHECK(write_scalar(a, 1, 1.0f) == LTF_OK);
+    CHECK(write_scalar(b, 1, 2.0f) == LTF_OK);
+    CHECK(ltf_summary_close(a, 1) == LTF_OK);
+    /* a's 1 is closed, b's 1 still works */
+    CHECK(ltf_summary_writer_path(a, 1) == NULL);
+    CHECK(ltf_summary_writer_path(b, 1) != NULL && strcmp(ltf_summary_writer_path(b, 1), pb) == 0);
+    CHECK(write_scalar(a, 1, 9.0f) == LTF_OK);   /* no-op */
+    CHECK(write_scalar(b, 1, 3.0f) == LTF_OK);
+    CHECK(ltf_summary_writer_open(b, dir, ".b2", 100, -1, &ib2) == LTF_OK);
+    CHECK(ib2 == 2);
+    CHECK(ltf_summary_writer_path(a, 2) == NULL);   /* b's 2 is not a's */
+    char *pb2 = strdup(ltf_summary_writer_path(b, ib2));
+    CHECK(write_scalar(b, ib2, 4.0f) == LTF_OK);
+    CHECK(write_scalar(a, ib2, 8.0f) == LTF_OK);   /* a has no 2: no-op, not b's */
+    float v[8];
+    int nv;
+    CHECK(read_events(a, pa, v, 8, &nv) == 2 && nv == 1 && v[0] == 1.0f);
+    /* b's writers hold their events (max_queue 100, never flushed): only the
+    ** file version reached the files */
+    CHECK(read_events(a, pb, v, 8, &nv) == 1 && nv == 0);
+    CHECK(read_events(a, pb2, v, 8, &nv) == 1 && nv == 0);
+    ltf_ctx_release(b);   /* flushes and closes both */
+    CHECK(read_events(a, pb, v, 8, &nv) == 3 && nv == 2 && v[0] == 2.0f && v[1] == 3.0f);
+    CHECK(read_events(a, pb2, v, 8, &nv) == 2 && nv == 1 && v[0] == 4.0f);
+
+    /* a close while two threads write through the same id: no use after
+    ** free, every record whole, writes after the close do nothing */
+    float one = 0.5f;
+    int64_t d[1] = { 0 };
+    ltf_tensor *t = ltf_tensor_from_data(a, LTF_DTYPE_FLOAT32, 0, d, &one);
+    int64_t ic = 0;
+    for (int round = 0; round < 6; round++) {   /* the race is timing-dependent: several tries */
+        CHECK(ltf_summary_writer_open(a, dir, ".c", 7, -1, &ic) == LTF_OK);
+        char *pc = strdup(ltf_summary_writer_path(a, ic));
+        writer_arg wa[2] = { { a, ic, t, 0 }, { a, ic, t, 0 } };
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, write_loop, &wa[i]) == 0);
+        usleep(50 + 100 * round);
+        CHECK(ltf_summary_close(a, ic) == LTF_OK);
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        CHECK(!wa[0].failed && !wa[1].failed);
+        CHECK(ltf_summary_writer_path(a, ic) == NULL);
+        int n = read_events(a, pc, v, 0, &nv);
+        CHECK(n >= 1 && n <= 4001);
+        unlink(pc);
+        free(pc);
+    }
+    ltf_tensor_release(t);
+
+    /* freeing a with nothing open, and with a writer open (closed by the free) */
+    int64_t id4 = 0;
+    CHECK(ltf_summary_writer_open(a, dir, ".d", 100, -1, &id4) == LTF_OK);
+    CHECK(id4 == 8);
+    char *pd = strdup(ltf_summary_writer_path(a, id4));
+    CHECK(write_scalar(a, id4, 5.0f) == LTF_OK);
+    ltf_ctx *r = ltf_ctx_new();
+    ltf_ctx_release(a);
+    CHECK(read_events(r, pd, v, 8, &nv) == 2 && nv == 1 && v[0] == 5.0f);
+    ltf_ctx_release(r);
+    unlink(pa);
+    unlink(pb);
+    unlink(pb2);
+    unlink(pd);
+    free(pa);
+    free(pb);
+    free(pb2);
+    free(pd);
+}
+
 int main(void) {
     ltf_ctx *ctx = ltf_ctx_new();
     char dir[] = "/tmp/ltf_summary_XXXXXX";
@@ -21,7 +153,7 @@ int main(void) {
     int64_t id = 0;
     CHECK(ltf_summary_writer_open(ctx, dir, ".t", 100, -1, &id) == LTF_OK);
     CHECK(id > 0);
-    const char *path = ltf_summary_writer_path(id);
+    const char *path = ltf_summary_writer_path(ctx, id);
     CHECK(path && strstr(path, "/events.out.tfevents.") && strcmp(path + strlen(path) - 2, ".t") == 0);
     char *saved = strdup(path);
 
@@ -46,7 +178,7 @@ int main(void) {
     CHECK(ltf_summary_close(ctx, id) == LTF_OK);
     /* closed: writes are no-ops */
     CHECK(ltf_summary_write(ctx, id, 7, "late", s, LTF_SUMMARY_SCALAR, "", 0, 0) == LTF_OK);
-    CHECK(ltf_summary_writer_path(id) == NULL);
+    CHECK(ltf_summary_writer_path(ctx, id) == NULL);
 
     ltf_tfrecord_reader *r;
     CHECK(ltf_tfrecord_reader_open(ctx, saved, NULL, 0, 0, &r) == LTF_OK);
@@ -106,6 +238,7 @@ int main(void) {
     ltf_tensor_release(s);
     ltf_tensor_release(h);
     unlink(saved);
+    two_contexts(dir);
     rmdir(dir);
     free(saved);
     ltf_ctx_release(ctx);
