@@ -172,6 +172,28 @@ describe("TFRecord corruption", function()
     assert.same({"first", "second!"}, (collect(q)))
   end)
 
+  it("a named pipe (read(), not mapped like a plain file) gives the same records and errors", function()
+    local q = path("fifo.tfrecord")
+    for _, case in ipairs({{good, true}, {good:sub(1, off3 + 14), false}}) do
+      local src = path("fifo_src.tfrecord")
+      spit(src, case[1])
+      os.remove(q)
+      assert.is_true(os.execute("mkfifo '" .. q .. "'"))
+      os.execute("(cat '" .. src .. "' > '" .. q .. "') &")
+      local got, ok, err = collect(q)
+      if case[2] then
+        assert.is_true(ok, err and err.message)
+        assert.same(recs, got)
+      else
+        assert.is_false(ok)
+        assert.same({"first", "second!"}, got)
+        assert.equal("DataLossError", err.kind)
+        assert.truthy(err.message:find(q .. ": truncated record at " .. off3, 1, true), err.message)
+      end
+    end
+    os.remove(q)
+  end)
+
   it("skip_corrupt skips a record whose data CRC fails, and a bad length ends the file", function()
     local q = path("skip.tfrecord")
     spit(q, flip(good, off2 + 12 + 1))
