@@ -711,7 +711,10 @@ LTF_API ltf_status ltf_tfrecord_writer_close(ltf_tfrecord_writer *w);
 /* Reader flags */
 #define LTF_TFRECORD_SKIP_CORRUPT 1   /* skip records whose CRC fails (see ltf_tfrecord_reader_skipped) */
 /* Open 'path' for reading; 'buffer_size' bytes of read buffer (0: 256 KiB).
-** LTF_ERR_NOT_FOUND when missing. */
+** LTF_ERR_NOT_FOUND when missing. An uncompressed regular file is mapped
+** (mmap) and its records are lent in place, with no read buffer (truncating
+** the file while it is open then makes reads fault, SIGBUS, as with any
+** mapping); pipes, empty and compressed files are read(). */
 LTF_API ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *compression,
                                             size_t buffer_size, int flags, ltf_tfrecord_reader **out);
 /* The same over a copy of 'n' bytes in memory ('name' names it in errors). */

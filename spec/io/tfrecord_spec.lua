@@ -45,6 +45,21 @@ describe("TFRecord framing", function()
     assert.equal(0xE3069283, crc32c("123456789"))
   end)
 
+  it("the engine's masked CRC matches it at every length (one stream, three streams of 64k bytes, long inputs)", function()
+    local mcrc = tf.core.internal.tfrecord_masked_crc
+    local bytes = {}
+    for i = 1, 13000 do bytes[i] = string.char((i * 131 + (i >> 5) * 7) % 256) end
+    local data = table.concat(bytes)
+    local lens = {}
+    for n = 0, 1300 do lens[#lens + 1] = n end
+    for _, n in ipairs({2047, 2048, 3071, 4097, 12287, 12288, 12999}) do lens[#lens + 1] = n end
+    for _, n in ipairs(lens) do
+      local s = data:sub(1 + n % 7, n + n % 7)   -- misaligned starts too
+      local want, got = mask(crc32c(s)), mcrc(s)
+      if want ~= got then assert.equal(want, got, "length " .. n) end
+    end
+  end)
+
   it("writes length, masked CRC of the length, data, masked CRC of the data", function()
     local p = path("frame.tfrecord")
     write(p, {"hello", "", string.rep("\0\255", 100)})
