@@ -3,7 +3,10 @@
 ** a thin box. The reader runs on a worker thread of its own (its own
 ** context): it reads, checks and copies records into chunks of strings (at
 ** most CHUNK_RECORDS records or about CHUNK_BYTES each), up to QDEPTH chunks
-** ahead (about 4 MB per open file); the Lua thread takes them as scalar string tensors
+** ahead (about 4 MB per open file). A chunk's strings share one allocation
+** (a string slab, core/storage.c: no malloc per record, freed when the last
+** of them is released), a record too big for it gets its own. The Lua thread
+** takes them as scalar string tensors
 ** (tfrecord_next) or whole 1-D string tensors (tfrecord_next_batch, what
 ** TFRecordDataset:batch uses). lua/tf/io_tfrecord.lua and
 ** lua/tf/data/tfrecord.lua build the API.
@@ -16,7 +19,7 @@
 #define LTFL_TFW "tf.TFRecordWriterHandle"
 #define LTFL_TFR "tf.TFRecordReaderHandle"
 #define QDEPTH 4
-#define CHUNK_RECORDS 512
+#define CHUNK_RECORDS 4096
 #define CHUNK_BYTES (1u << 20)
 
 /* {==== writer */
@@ -127,13 +130,15 @@ static void *reader_worker(void *arg) {
     int end = 0;
     while (!end) {
         chunk c = {malloc(sizeof(ltf_string *) * CHUNK_RECORDS), malloc(sizeof(uint64_t) * CHUNK_RECORDS), 0};
-        size_t bytes = 0;
-        if (!c.s || !c.off) {
+        ltf_string_slab *slab = ltf_string_slab_new(CHUNK_BYTES + 64 * 1024);
+        int full = 0;
+        if (!c.s || !c.off || !slab) {
             chunk_free(&c, 0);
+            ltf_string_slab_done(slab);
             st = LTF_ERR_RESOURCE_EXHAUSTED;
             break;
         }
-        while (c.n < CHUNK_RECORDS && bytes < CHUNK_BYTES) {
+        while (c.n < CHUNK_RECORDS && !full) {
             const void *d;
             size_t len;
             uint64_t off;
@@ -142,14 +147,18 @@ static void *reader_worker(void *arg) {
             if (st) { end = 1; break; }
             ltf_string *s = NULL;
             if (len) {
-                s = ltf_string_new(d, len);
-                if (!s) { st = LTF_ERR_RESOURCE_EXHAUSTED; end = 1; break; }
+                s = ltf_string_slab_add(slab, d, len);
+                if (!s) {  /* the slab is full (or the record bigger than it): a string of its own */
+                    full = 1;
+                    s = ltf_string_new(d, len);
+                    if (!s) { st = LTF_ERR_RESOURCE_EXHAUSTED; end = 1; break; }
+                }
             }
             c.s[c.n] = s;
             c.off[c.n] = off;
             c.n++;
-            bytes += len;
         }
+        ltf_string_slab_done(slab);  /* from here on its strings own it */
         pthread_mutex_lock(&p->mu);
         while (p->qlen == QDEPTH && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
         if (p->stop) {

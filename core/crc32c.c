@@ -1,7 +1,8 @@
 /*
 ** crc32c.c: CRC32C (Castagnoli), the checksum of checkpoints (core/checkpoint.c)
 ** and TFRecord files (core/tfrecord.c): the SSE4.2 crc32 instruction when the
-** CPU has it (three interleaved streams on long inputs), else slicing-by-8.
+** CPU has it (three interleaved streams on inputs of 384 bytes and more), else
+** slicing-by-8.
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -85,6 +86,37 @@ uint32_t ltf_crc32c_shift(uint32_t crc, uint64_t len) {
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <nmmintrin.h>
+#if defined(__x86_64__)
+/* Medium inputs (a TFRecord's 1 KB records) also run three streams, with
+** stream lengths a multiple of 64 so that few shift operators are needed:
+** the operator for 64*k zero bytes (as four byte tables) is built once per
+** process, by the first thread that needs it (the others use one stream
+** meanwhile). */
+#define MID_STEP 64
+#define MID_SLOTS (4096 / MID_STEP)
+static uint32_t mid_op[MID_SLOTS][4][256];   /* the operator, one table per byte of the register */
+static int mid_state[MID_SLOTS];   /* 0 none, 1 being built, 2 ready */
+
+typedef uint32_t mid_table[4][256];
+static const mid_table *mid_operator(size_t l) {
+    size_t k = l / MID_STEP;
+    if (k >= MID_SLOTS) return NULL;
+    int st = __atomic_load_n(&mid_state[k], __ATOMIC_ACQUIRE);
+    if (st == 2) return &mid_op[k];
+    if (st != 0) return NULL;
+    int zero = 0;
+    if (!__atomic_compare_exchange_n(&mid_state[k], &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return NULL;
+    uint32_t col[32];
+    for (int i = 0; i < 32; i++) col[i] = ltf_crc32c_shift((uint32_t)1 << i, l);
+    for (int b = 0; b < 4; b++)
+        for (uint32_t v = 0; v < 256; v++) mid_op[k][b][v] = gf2_times(col, v << (8 * b));
+    __atomic_store_n(&mid_state[k], 2, __ATOMIC_RELEASE);
+    return &mid_op[k];
+}
+static inline uint32_t mid_apply(const mid_table *t, uint32_t c) {
+    return (*t)[0][c & 0xFF] ^ (*t)[1][(c >> 8) & 0xFF] ^ (*t)[2][(c >> 16) & 0xFF] ^ (*t)[3][c >> 24];
+}
+#endif
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const unsigned char *p, size_t n) {
     while (n && ((uintptr_t)p & 7)) { c = _mm_crc32_u8(c, *p++); n--; }
 #if defined(__x86_64__)
@@ -104,6 +136,23 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const unsig
         c = ltf_crc32c_shift(ltf_crc32c_shift((uint32_t)c0, l) ^ (uint32_t)c1, l) ^ (uint32_t)c2;
         p += 3 * l;
         n -= 3 * l;
+    } else if (n >= 3 * MID_STEP * 2) {
+        size_t l = (n / 3) & ~(size_t)(MID_STEP - 1);
+        const mid_table *op = mid_operator(l);
+        if (op) {
+            const unsigned char *p1 = p + l, *p2 = p + 2 * l;
+            uint64_t c0 = c, c1 = 0, c2 = 0;
+            for (size_t i = 0; i < l; i += 8) {
+                uint64_t w0, w1, w2;
+                memcpy(&w0, p + i, 8); memcpy(&w1, p1 + i, 8); memcpy(&w2, p2 + i, 8);
+                c0 = _mm_crc32_u64(c0, w0);
+                c1 = _mm_crc32_u64(c1, w1);
+                c2 = _mm_crc32_u64(c2, w2);
+            }
+            c = mid_apply(op, mid_apply(op, (uint32_t)c0) ^ (uint32_t)c1) ^ (uint32_t)c2;
+            p += 3 * l;
+            n -= 3 * l;
+        }
     }
     uint64_t c64 = c;
     while (n >= 32) {

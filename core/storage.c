@@ -3,6 +3,7 @@
 ** Every allocation is counted in the owning context (live, peak, count) so
 ** that tf.memory_stats() and the Lua collector see tensor memory.
 */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "storage.h"
@@ -21,8 +22,58 @@ ltf_string *ltf_string_new(const char *bytes, size_t len) {
     return s;
 }
 
+/* A slab: this header, then entries [owning slab pointer][ltf_string], each
+** 8-byte aligned. 'live' counts its live strings plus the builder's hold;
+** atomic, as strings of one slab may end up in tensors freed on different
+** threads. */
+struct ltf_string_slab {
+    size_t cap, used;   /* entry bytes after the header */
+    int64_t live;
+};
+#define SLAB_ENTRY(len) ((sizeof(void *) + offsetof(ltf_string, bytes) + (len) + 1 + 7) & ~(size_t)7)
+
+ltf_string_slab *ltf_string_slab_new(size_t cap) {
+    ltf_string_slab *b = malloc(sizeof *b + cap);
+    if (!b) return NULL;
+    b->cap = cap;
+    b->used = 0;
+    b->live = 1;
+    return b;
+}
+
+ltf_string *ltf_string_slab_add(ltf_string_slab *b, const char *bytes, size_t len) {
+    if (len > b->cap || SLAB_ENTRY(len) > b->cap - b->used) return NULL;
+    char *e = (char *)(b + 1) + b->used;
+    b->used += SLAB_ENTRY(len);
+    memcpy(e, &b, sizeof b);
+    ltf_string *s = (ltf_string *)(e + sizeof(void *));
+    s->len = len;
+    s->refs = LTF_STRING_SLAB_BIT | 1;
+    if (len) memcpy(s->bytes, bytes, len);
+    s->bytes[len] = '\0';
+    __atomic_add_fetch(&b->live, 1, __ATOMIC_RELAXED);
+    return s;
+}
+
+static void slab_drop(ltf_string_slab *b) {
+    if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) == 0) free(b);
+}
+
+void ltf_string_slab_done(ltf_string_slab *b) {
+    if (b) slab_drop(b);
+}
+
 void ltf_string_release(ltf_string *s) {
-    if (s && --s->refs == 0) free(s);
+    if (!s) return;
+    if (s->refs & LTF_STRING_SLAB_BIT) {
+        if ((--s->refs & ~LTF_STRING_SLAB_BIT) == 0) {
+            ltf_string_slab *b;
+            memcpy(&b, (char *)s - sizeof b, sizeof b);
+            slab_drop(b);
+        }
+        return;
+    }
+    if (--s->refs == 0) free(s);
 }
 
 void ltf_strings_retain(ltf_string **e, int64_t n) {

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include "ltf.h"
 #include "ctx.h"
@@ -204,6 +206,7 @@ struct ltf_tfrecord_reader {
     size_t zincap, zinlen;
     int in_eof;
     uint64_t skipped;
+    size_t maplen;             /* > 0: buf is the file mapped (read only), not malloc'd */
     char name[NAME_MAX_LEN];
 };
 
@@ -267,7 +270,7 @@ static ssize_t stream_read(ltf_tfrecord_reader *r, unsigned char *dst, size_t ro
 ** the count available, or -1 on a read error. */
 static ssize_t ensure(ltf_tfrecord_reader *r, uint64_t need) {
     while ((uint64_t)(r->end - r->beg) < need && !r->eof) {
-        if (r->fd < 0 && r->comp == COMP_NONE) {  /* memory: the buffer is the copy */
+        if ((r->fd < 0 || r->maplen) && r->comp == COMP_NONE) {  /* memory or mapped: the buffer is all */
             r->eof = 1;
             break;
         }
@@ -346,6 +349,23 @@ ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *
         return st;
     }
     (*out)->fd = fd;
+    /* A plain uncompressed regular file is mapped: records are checked and
+    ** handed out in place, without read()'s copy. Anything else (a pipe, an
+    ** empty file, a failed mmap) is read in chunks as before. */
+    struct stat sb;
+    ltf_tfrecord_reader *r = *out;
+    if (r->comp == COMP_NONE && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+        (uint64_t)sb.st_size <= (uint64_t)SIZE_MAX) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+#ifdef MADV_SEQUENTIAL
+            madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL);
+#endif
+            free(r->buf);
+            r->buf = m;
+            r->maplen = r->cap = r->end = (size_t)sb.st_size;
+        }
+    }
     return LTF_OK;
 }
 
@@ -434,7 +454,8 @@ void ltf_tfrecord_reader_close(ltf_tfrecord_reader *r) {
     if (r->zinit) inflateEnd(&r->z);
     free(r->zin);
     free((void *)r->mem);
-    free(r->buf);
+    if (r->maplen) munmap(r->buf, r->maplen);
+    else free(r->buf);
     free(r);
 }
 /* }==== */

@@ -346,6 +346,20 @@ typedef struct ltf_string {
 /* New string with refcount 1; NULL when out of memory. */
 LTF_API ltf_string *ltf_string_new(const char *bytes, size_t len);
 LTF_API void        ltf_string_release(ltf_string *s);
+/* A slab: many strings built in one allocation (the TFRecord reader's
+** chunks), each then released like any other string; the allocation is freed
+** when the builder has called ltf_string_slab_done and the last of its
+** strings is released (so one live string keeps the whole slab). A slab
+** string's 'refs' carries LTF_STRING_SLAB_BIT beside its count. */
+#define LTF_STRING_SLAB_BIT ((int32_t)1 << 30)
+typedef struct ltf_string_slab ltf_string_slab;
+/* A slab of about 'cap' bytes (headers included); NULL when out of memory. */
+LTF_API ltf_string_slab *ltf_string_slab_new(size_t cap);
+/* A new string (refcount 1) of 'len' bytes copied into the slab, or NULL
+** when it has no room left for them. */
+LTF_API ltf_string      *ltf_string_slab_add(ltf_string_slab *b, const char *bytes, size_t len);
+/* The builder is done adding (frees the slab if none of its strings lives). */
+LTF_API void             ltf_string_slab_done(ltf_string_slab *b);
 /* }==== */
 
 /* {==== Op attributes: a plain value (copied, compared bytewise) */
@@ -704,7 +718,10 @@ LTF_API ltf_status ltf_tfrecord_writer_close(ltf_tfrecord_writer *w);
 /* Reader flags */
 #define LTF_TFRECORD_SKIP_CORRUPT 1   /* skip records whose CRC fails (see ltf_tfrecord_reader_skipped) */
 /* Open 'path' for reading; 'buffer_size' bytes of read buffer (0: 256 KiB).
-** LTF_ERR_NOT_FOUND when missing. */
+** LTF_ERR_NOT_FOUND when missing. An uncompressed regular file is mapped
+** (mmap) and its records are lent in place, with no read buffer (truncating
+** the file while it is open then makes reads fault, SIGBUS, as with any
+** mapping); pipes, empty and compressed files are read(). */
 LTF_API ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *compression,
                                             size_t buffer_size, int flags, ltf_tfrecord_reader **out);
 /* The same over a copy of 'n' bytes in memory ('name' names it in errors). */

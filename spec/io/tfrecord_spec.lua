@@ -45,6 +45,21 @@ describe("TFRecord framing", function()
     assert.equal(0xE3069283, crc32c("123456789"))
   end)
 
+  it("the engine's masked CRC matches it at every length (one stream, three streams of 64k bytes, long inputs)", function()
+    local mcrc = tf.core.internal.tfrecord_masked_crc
+    local bytes = {}
+    for i = 1, 13000 do bytes[i] = string.char((i * 131 + (i >> 5) * 7) % 256) end
+    local data = table.concat(bytes)
+    local lens = {}
+    for n = 0, 1300 do lens[#lens + 1] = n end
+    for _, n in ipairs({2047, 2048, 3071, 4097, 12287, 12288, 12999}) do lens[#lens + 1] = n end
+    for _, n in ipairs(lens) do
+      local s = data:sub(1 + n % 7, n + n % 7)   -- misaligned starts too
+      local want, got = mask(crc32c(s)), mcrc(s)
+      if want ~= got then assert.equal(want, got, "length " .. n) end
+    end
+  end)
+
   it("writes length, masked CRC of the length, data, masked CRC of the data", function()
     local p = path("frame.tfrecord")
     write(p, {"hello", "", string.rep("\0\255", 100)})
@@ -170,6 +185,28 @@ describe("TFRecord corruption", function()
     local q = path("clean_cut.tfrecord")
     spit(q, good:sub(1, off3))   -- between records: a clean end
     assert.same({"first", "second!"}, (collect(q)))
+  end)
+
+  it("a named pipe (read(), not mapped like a plain file) gives the same records and errors", function()
+    local q = path("fifo.tfrecord")
+    for _, case in ipairs({{good, true}, {good:sub(1, off3 + 14), false}}) do
+      local src = path("fifo_src.tfrecord")
+      spit(src, case[1])
+      os.remove(q)
+      assert.is_true(os.execute("mkfifo '" .. q .. "'"))
+      os.execute("(cat '" .. src .. "' > '" .. q .. "') &")
+      local got, ok, err = collect(q)
+      if case[2] then
+        assert.is_true(ok, err and err.message)
+        assert.same(recs, got)
+      else
+        assert.is_false(ok)
+        assert.same({"first", "second!"}, got)
+        assert.equal("DataLossError", err.kind)
+        assert.truthy(err.message:find(q .. ": truncated record at " .. off3, 1, true), err.message)
+      end
+    end
+    os.remove(q)
   end)
 
   it("skip_corrupt skips a record whose data CRC fails, and a bad length ends the file", function()
