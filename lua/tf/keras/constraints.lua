@@ -23,31 +23,9 @@ return function(tf)
     return c
   end
 
-  local function value(x)
-    if tf.is_variable(x) then return x:value() end
-    if tf.is_tensor(x) then return x end
-    return tf.convert_to_tensor(x)
-  end
+  local value = tf.core.internal.keras.tensor_value
 
-  local function check_keys(cname, opts, keys, npos)
-    if opts == nil then return {} end
-    if type(opts) ~= "table" then
-      raise("TypeError", sfmt("%s: expected one keyword table, e.g. %s{...}, got %s", cname, cname, type(opts)))
-    end
-    local acc = {}
-    for _, k in ipairs(keys) do acc[k] = true end
-    for k in pairs(opts) do
-      if type(k) == "number" then
-        if k ~= 1 or npos < 1 then
-          raise("TypeError", sfmt("%s: takes %d positional argument(s), got an entry at [%s]", cname, npos, tostring(k)))
-        end
-      elseif not acc[k] then
-        raise("TypeError", sfmt("%s: unknown keyword argument '%s' (accepted: %s)", cname, tostring(k),
-          table.concat(keys, ", ")))
-      end
-    end
-    return opts
-  end
+  local check_keys = tf.core.internal.keras.check_keys
 
   local function check_axis(cname, a)
     if a == nil then return 1 end

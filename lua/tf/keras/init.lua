@@ -23,6 +23,37 @@ return function(tf)
     end
     raise(kind, message, d)
   end
+
+  --- Check a constructor's one keyword table (regularizers, constraints):
+  -- nil gives {}; only `keys` and, when npos >= 1, entry [1] are accepted.
+  function tf.core.internal.keras.check_keys(cname, opts, keys, npos)
+    local kraise, sfmt = tf.core.internal.keras.raise, string.format
+    if opts == nil then return {} end
+    if type(opts) ~= "table" then
+      kraise("TypeError", sfmt("%s: expected one keyword table, e.g. %s{...}, got %s", cname, cname, type(opts)))
+    end
+    local acc = {}
+    for _, k in ipairs(keys) do acc[k] = true end
+    for k in pairs(opts) do
+      if type(k) == "number" then
+        if k ~= 1 or npos < 1 then
+          kraise("TypeError", sfmt("%s: takes %d positional argument(s), got an entry at [%s]", cname, npos,
+            tostring(k)))
+        end
+      elseif not acc[k] then
+        kraise("TypeError", sfmt("%s: unknown keyword argument '%s' (accepted: %s)", cname, tostring(k),
+          table.concat(keys, ", ")))
+      end
+    end
+    return opts
+  end
+
+  --- A variable's value, a tensor as is, anything else converted.
+  function tf.core.internal.keras.tensor_value(x)
+    if tf.is_variable(x) then return x:value() end
+    if tf.is_tensor(x) then return x end
+    return tf.convert_to_tensor(x)
+  end
   for _, name in ipairs({
     "tf.keras.activations",
     "tf.keras.initializers",
