@@ -99,20 +99,8 @@ return function(tf)
        constraint = self.recurrent_constraint})
   end
 
-  --- Dropout masks for one RNN call (Keras's DropoutRNNCellMixin: one mask
-  -- per sequence, the same at every step and for every gate).
-  function S.prepare_dropout(self, x, training)
-    rawset(self, "_dp_mask", nil)
-    rawset(self, "_rdp_mask", nil)
-    if x == nil or not training then return end
-    local function mask(n, r)
-      local ones = H.zeros_like_batch(x, n, x.dtype) + 1
-      if r >= 1 then return tf.zeros_like(ones) end
-      return tf.nn.dropout(ones, r, {seed = self.seed})
-    end
-    if self.dropout > 0 then rawset(self, "_dp_mask", mask(self.kernel.shape[1], self.dropout)) end
-    if self.recurrent_dropout > 0 then rawset(self, "_rdp_mask", mask(self.units, self.recurrent_dropout)) end
-  end
+  --- Dropout masks for one RNN call: rnn.lua's, shared with SimpleRNNCell.
+  S.prepare_dropout = H.prepare_dropout
 
   --- Whether a layer's cell can run as a fused op on 'x'.
   function S.fusable(cell, x)

@@ -134,6 +134,23 @@ return function(tf)
     if type(v) == "function" then return A.serialize(v) or v end
     return v
   end
+
+  --- Dropout masks for one RNN call, a cell's _prepare_dropout (Keras's
+  -- DropoutRNNCellMixin: one mask per sequence, the same at every step and,
+  -- in LSTM/GRU, for every gate). x: the RNN's input (batch, time,
+  -- features), or nil to drop the masks.
+  function H.prepare_dropout(self, x, training)
+    rawset(self, "_dp_mask", nil)
+    rawset(self, "_rdp_mask", nil)
+    if x == nil or not training then return end
+    local function mask(n, r)
+      local ones = H.zeros_like_batch(x, n, x.dtype) + 1
+      if r >= 1 then return tf.zeros_like(ones) end
+      return tf.nn.dropout(ones, r, {seed = self.seed})
+    end
+    if self.dropout > 0 then rawset(self, "_dp_mask", mask(self.kernel.shape[1], self.dropout)) end
+    if self.recurrent_dropout > 0 then rawset(self, "_rdp_mask", mask(self.units, self.recurrent_dropout)) end
+  end
   -- }====
 
   -- {==== RNN
@@ -687,21 +704,7 @@ return function(tf)
     return {tf.zeros({batch_size, self.units}, dtype or self.dtype)}
   end
 
-  --- Dropout masks for one RNN call (Keras's DropoutRNNCellMixin: one mask
-  -- per sequence, the same at every step). x: the RNN's input (batch,
-  -- time, features), or nil to drop the masks.
-  function SimpleRNNCell._prepare_dropout(self, x, training)
-    rawset(self, "_dp_mask", nil)
-    rawset(self, "_rdp_mask", nil)
-    if x == nil or not training then return end
-    local function mask(n, r)
-      local ones = H.zeros_like_batch(x, n, x.dtype) + 1
-      if r >= 1 then return tf.zeros_like(ones) end
-      return tf.nn.dropout(ones, r, {seed = self.seed})
-    end
-    if self.dropout > 0 then rawset(self, "_dp_mask", mask(self.kernel.shape[1], self.dropout)) end
-    if self.recurrent_dropout > 0 then rawset(self, "_rdp_mask", mask(self.units, self.recurrent_dropout)) end
-  end
+  SimpleRNNCell._prepare_dropout = H.prepare_dropout
 
   function SimpleRNNCell.call(self, x, states)
     local prev = states
