@@ -830,6 +830,29 @@ static ltf_status need_4d(ltf_ctx *ctx, const ltf_op_def *def, const ltf_tensor 
     return ltf_fail(ctx, LTF_ERR_UNIMPLEMENTED, "%s: gradient: the spatial sizes must be known", def->name);
 }
 
+/* The gradients of a backprop-input op dx = bpi(f, dy), for conv2d and
+** depthwise_conv2d alike: bpi is bilinear and the adjoint of fwd(., f), so
+** d/df = bpf(g, dy) and d/ddy = fwd(g, f). */
+static ltf_status grad_bpi_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                  ltf_tensor *g, ltf_tensor **din, ltf_op_id bpf, ltf_op_id fwd) {
+    ltf_tensor *f = in[0], *dy = in[1];
+    ltf_status st = need_4d(ctx, def, f);
+    if (st != LTF_OK) return st;
+    ltf_attrs af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
+    return set_din2(ctx, din, ltf_g_op2(ctx, bpf, g, dy, &af), ltf_g_op2(ctx, fwd, g, f, &ac));
+}
+
+/* The same for a backprop-filter op df = bpf(x, dy): d/dx = bpi(g, dy),
+** d/ddy = fwd(x, g). */
+static ltf_status grad_bpf_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                  ltf_tensor *g, ltf_tensor **din, ltf_op_id bpi, ltf_op_id fwd) {
+    ltf_tensor *x = in[0], *dy = in[1];
+    ltf_status st = need_4d(ctx, def, x);
+    if (st != LTF_OK) return st;
+    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), ac = without_sizes(a);
+    return set_din2(ctx, din, ltf_g_op2(ctx, bpi, g, dy, &ai), ltf_g_op2(ctx, fwd, x, g, &ac));
+}
+
 /* y = conv2d(x, f): dx = conv2d_backprop_input(f, g), df = conv2d_backprop_filter(x, g) */
 GRAD_FN(grad_conv2d) {
     UNUSED_GRAD_ARGS;
@@ -859,23 +882,13 @@ GRAD_FN(grad_conv2d) {
 ** d/df = conv2d_backprop_filter(g, dy), d/ddy = conv2d(g, f). */
 GRAD_FN(grad_conv2d_bpi) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *f = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, f);
-    if (st != LTF_OK) return st;
-    ltf_attrs af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_CONV2D_BACKPROP_FILTER, G, dy, &af),
-                    ltf_g_op2(ctx, LTF_OP_CONV2D, G, f, &ac));
+    return grad_bpi_common(ctx, def, in, a, G, din, LTF_OP_CONV2D_BACKPROP_FILTER, LTF_OP_CONV2D);
 }
 
 /* df = bpf(x, dy): d/dx = conv2d_backprop_input(g, dy), d/ddy = conv2d(x, g). */
 GRAD_FN(grad_conv2d_bpf) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *x = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, x);
-    if (st != LTF_OK) return st;
-    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_CONV2D_BACKPROP_INPUT, G, dy, &ai),
-                    ltf_g_op2(ctx, LTF_OP_CONV2D, x, G, &ac));
+    return grad_bpf_common(ctx, def, in, a, G, din, LTF_OP_CONV2D_BACKPROP_INPUT, LTF_OP_CONV2D);
 }
 
 /* y = depthwise_conv2d(x, f): dx = dw_bpi(f, g), df = dw_bpf(x, g); each
@@ -895,23 +908,13 @@ GRAD_FN(grad_dw) {
 /* dx = dw_bpi(f, dy): d/df = dw_bpf(g, dy), d/ddy = depthwise_conv2d(g, f) */
 GRAD_FN(grad_dw_bpi) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *f = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, f);
-    if (st != LTF_OK) return st;
-    ltf_attrs af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, G, dy, &af),
-                    ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D, G, f, &ac));
+    return grad_bpi_common(ctx, def, in, a, G, din, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, LTF_OP_DEPTHWISE_CONV2D);
 }
 
 /* df = dw_bpf(x, dy): d/dx = dw_bpi(g, dy), d/ddy = depthwise_conv2d(x, g) */
 GRAD_FN(grad_dw_bpf) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *x = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, x);
-    if (st != LTF_OK) return st;
-    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, G, dy, &ai),
-                    ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D, x, G, &ac));
+    return grad_bpf_common(ctx, def, in, a, G, din, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, LTF_OP_DEPTHWISE_CONV2D);
 }
 
 GRAD_FN(grad_max_pool) {
