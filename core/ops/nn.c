@@ -309,33 +309,14 @@ static ltf_status check_dy(ltf_ctx *ctx, const ltf_op_def *def, const ltf_tensor
     return LTF_OK;
 }
 
+static ltf_status infer_bpi_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                   ltf_type *out, int *nout, int depthwise);
+
 /* conv2d_backprop_input(filters, dy) -> (N, H, W, C) */
 static ltf_status infer_conv2d_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                    const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
     (void)nin; (void)maxout;
-    const ltf_tensor *f = in[0], *dy = in[1];
-    if (!(F_ & M(f->dtype))) return bad_dtype(ctx, def, "filters", f->dtype, F_);
-    ltf_status st = same_dtype(ctx, def, "filters", f, "dy", dy);
-    if (st == LTF_OK) st = need_rank(ctx, def, "filters", f, 4, 0);
-    if (st == LTF_OK) st = need_rank(ctx, def, "dy", dy, 4, 0);
-    if (st != LTF_OK) return st;
-    const int64_t *strides, *dil;
-    if ((st = conv_attrs(ctx, def, a, &strides, &dil)) != LTF_OK) return st;
-    if ((st = sizes_attr(ctx, def, "input", a, 0)) != LTF_OK) return st;
-    int fk = f->rank == 4;
-    int64_t k[2] = { fk ? f->dims[0] : -1, fk ? f->dims[1] : -1 }, ohw[2];
-    if (fk && (k[0] == 0 || k[1] == 0))
-        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: filters must have a positive height and width", def->name);
-    if ((st = conv_out_hw(ctx, def, a, strides, dil, a->ints2, k, ohw)) != LTF_OK) return st;
-    if ((st = check_dy(ctx, def, dy, -1, ohw, fk ? f->dims[3] : -1)) != LTF_OK) return st;
-    out->dtype = f->dtype;
-    out->rank = 4;
-    out->dims[0] = dy->rank == 4 ? dy->dims[0] : -1;
-    out->dims[1] = a->ints2[0];
-    out->dims[2] = a->ints2[1];
-    out->dims[3] = fk ? f->dims[2] : -1;
-    *nout = 1;
-    return LTF_OK;
+    return infer_bpi_common(ctx, def, in, a, out, nout, 0);
 }
 
 /* conv2d_backprop_input_dyn(filters, dy, input_sizes): the sizes' values
@@ -475,25 +456,30 @@ static ltf_status infer_dw(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *cons
     return conv_out_hw(ctx, def, a, strides, dil, hw, k, out->dims + 1);
 }
 
-/* depthwise_conv2d_backprop_input(filter, dy) -> (N, H, W, C), (H, W) in ints2 */
-static ltf_status infer_dw_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
-                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
-    (void)nin; (void)maxout;
+/* conv2d_backprop_input(filters, dy) and depthwise_conv2d_backprop_input(filter, dy):
+** the same checks and output, but for the dtypes, the attributes' check, the
+** filter argument's name and dy's depth (C * M for depthwise, OC for conv2d). */
+static ltf_status infer_bpi_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                   ltf_type *out, int *nout, int depthwise) {
     const ltf_tensor *f = in[0], *dy = in[1];
-    if (!(FW_ & M(f->dtype))) return bad_dtype(ctx, def, "filter", f->dtype, FW_);
-    ltf_status st = same_dtype(ctx, def, "filter", f, "dy", dy);
-    if (st == LTF_OK) st = need_rank(ctx, def, "filter", f, 4, 0);
+    const char *fname = depthwise ? "filter" : "filters";
+    unsigned ok = depthwise ? FW_ : F_;
+    if (!(ok & M(f->dtype))) return bad_dtype(ctx, def, fname, f->dtype, ok);
+    ltf_status st = same_dtype(ctx, def, fname, f, "dy", dy);
+    if (st == LTF_OK) st = need_rank(ctx, def, fname, f, 4, 0);
     if (st == LTF_OK) st = need_rank(ctx, def, "dy", dy, 4, 0);
     if (st != LTF_OK) return st;
     const int64_t *strides, *dil;
-    if ((st = dw_attrs(ctx, def, a, &strides, &dil)) != LTF_OK) return st;
+    st = depthwise ? dw_attrs(ctx, def, a, &strides, &dil) : conv_attrs(ctx, def, a, &strides, &dil);
+    if (st != LTF_OK) return st;
     if ((st = sizes_attr(ctx, def, "input", a, 0)) != LTF_OK) return st;
     int fk = f->rank == 4;
     int64_t k[2] = { fk ? f->dims[0] : -1, fk ? f->dims[1] : -1 }, ohw[2];
     if (fk && (k[0] == 0 || k[1] == 0))
-        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: filter must have a positive height and width", def->name);
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: %s must have a positive height and width", def->name, fname);
     if ((st = conv_out_hw(ctx, def, a, strides, dil, a->ints2, k, ohw)) != LTF_OK) return st;
-    if ((st = check_dy(ctx, def, dy, -1, ohw, fk ? f->dims[2] * f->dims[3] : -1)) != LTF_OK) return st;
+    int64_t depth = fk ? (depthwise ? f->dims[2] * f->dims[3] : f->dims[3]) : -1;
+    if ((st = check_dy(ctx, def, dy, -1, ohw, depth)) != LTF_OK) return st;
     out->dtype = f->dtype;
     out->rank = 4;
     out->dims[0] = dy->rank == 4 ? dy->dims[0] : -1;
@@ -502,6 +488,13 @@ static ltf_status infer_dw_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *
     out->dims[3] = fk ? f->dims[2] : -1;
     *nout = 1;
     return LTF_OK;
+}
+
+/* depthwise_conv2d_backprop_input(filter, dy) -> (N, H, W, C), (H, W) in ints2 */
+static ltf_status infer_dw_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    (void)nin; (void)maxout;
+    return infer_bpi_common(ctx, def, in, a, out, nout, 1);
 }
 
 /* depthwise_conv2d_backprop_filter(input, dy) -> (KH, KW, C, M), (KH, KW) in
