@@ -34,14 +34,6 @@ return function(tf)
                  "bias_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout",
                  "recurrent_dropout", "seed", "implementation"}
 
-  local function rate(cname, arg, v)
-    if v == nil then return 0 end
-    if type(v) ~= "number" or v ~= v then
-      raise("ValueError", sfmt("%s: '%s' must be a number in [0, 1], got %s", cname, arg, tostring(v)))
-    end
-    return math.min(1, math.max(0, v))   -- Keras clips it
-  end
-
   --- The keywords LSTMCell and GRUCell share (as given, for get_config).
   function S.settings(self, opts, cname)
     self.units = U.positive_int(cname, "units", opts[1] or opts.units)
@@ -56,17 +48,7 @@ return function(tf)
       recurrent_initializer = opts.recurrent_initializer or "orthogonal",
       bias_initializer = opts.bias_initializer or "zeros",
     }
-    for _, k in ipairs({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
-                        "recurrent_constraint", "bias_constraint"}) do
-      given[k] = opts[k]
-    end
-    rawset(self, "_given", given)
-    for k, v in pairs(given) do
-      if k:match("_initializer$") then rawset(self, k, keras.initializers.get(v)) else rawset(self, k, v) end
-    end
-    self.dropout = rate(cname, "dropout", opts.dropout)
-    self.recurrent_dropout = rate(cname, "recurrent_dropout", opts.recurrent_dropout)
-    self.seed = opts.seed
+    H.cell_weight_settings(self, cname, opts, given)
     local impl = opts.implementation
     if impl ~= nil and impl ~= 1 and impl ~= 2 then
       raise("ValueError", sfmt("%s: 'implementation' must be 1 or 2, got %s", cname, tostring(impl)))

@@ -135,6 +135,32 @@ return function(tf)
     return v
   end
 
+  --- The weight and dropout keywords every cell shares (SimpleRNNCell,
+  -- LSTMCell, GRUCell): `given` holds the three initializers as given; the
+  -- regularizers and constraints are added, all kept as given in
+  -- self._given (for get_config) and set on self (initializers resolved);
+  -- dropout rates checked (nil is 0; Keras clips them to [0, 1]).
+  function H.cell_weight_settings(self, cname, opts, given)
+    local function rate(arg, v)
+      if v == nil then return 0 end
+      if type(v) ~= "number" or v ~= v then
+        raise("ValueError", sfmt("%s: '%s' must be a number in [0, 1], got %s", cname, arg, tostring(v)))
+      end
+      return math.min(1, math.max(0, v))   -- Keras clips it
+    end
+    for _, k in ipairs({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
+                        "recurrent_constraint", "bias_constraint"}) do
+      given[k] = opts[k]
+    end
+    rawset(self, "_given", given)
+    for k, v in pairs(given) do
+      if k:match("_initializer$") then rawset(self, k, keras.initializers.get(v)) else rawset(self, k, v) end
+    end
+    self.dropout = rate("dropout", opts.dropout)
+    self.recurrent_dropout = rate("recurrent_dropout", opts.recurrent_dropout)
+    self.seed = opts.seed
+  end
+
   --- Dropout masks for one RNN call, a cell's _prepare_dropout (Keras's
   -- DropoutRNNCellMixin: one mask per sequence, the same at every step and,
   -- in LSTM/GRU, for every gate). x: the RNN's input (batch, time,
@@ -633,14 +659,6 @@ return function(tf)
                      "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout", "recurrent_dropout",
                      "seed"}
 
-  local function rate(cname, arg, v)
-    if v == nil then return 0 end
-    if type(v) ~= "number" or v ~= v then
-      raise("ValueError", sfmt("%s: '%s' must be a number in [0, 1], got %s", cname, arg, tostring(v)))
-    end
-    return math.min(1, math.max(0, v))   -- Keras clips it
-  end
-
   local SimpleRNNCell = Layer:extend("SimpleRNNCell")
   L.SimpleRNNCell = SimpleRNNCell
   SimpleRNNCell._repr_args = {"units"}
@@ -658,17 +676,7 @@ return function(tf)
     given.kernel_initializer = given.kernel_initializer or "glorot_uniform"
     given.recurrent_initializer = given.recurrent_initializer or "orthogonal"
     given.bias_initializer = given.bias_initializer or "zeros"
-    for _, k in ipairs({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
-                        "recurrent_constraint", "bias_constraint"}) do
-      given[k] = opts[k]
-    end
-    rawset(self, "_given", given)
-    for k, v in pairs(given) do
-      if k:match("_initializer$") then rawset(self, k, keras.initializers.get(v)) else rawset(self, k, v) end
-    end
-    self.dropout = rate(cname, "dropout", opts.dropout)
-    self.recurrent_dropout = rate(cname, "recurrent_dropout", opts.recurrent_dropout)
-    self.seed = opts.seed
+    H.cell_weight_settings(self, cname, opts, given)
   end
 
   --- SimpleRNNCell{units, activation="tanh", use_bias=true,
