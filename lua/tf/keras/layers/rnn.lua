@@ -135,6 +135,17 @@ return function(tf)
     return v
   end
 
+  --- The input and the initial states of an RNN layer's call: layer(x,
+  -- {initial_state = {...}}) or layer({x, h, ...}) (the states after x).
+  function H.split_states(inputs, opts)
+    local x, given = inputs, opts.initial_state
+    if is_plain(inputs) then
+      x = inputs[1]
+      if #inputs > 1 then given = {table.unpack(inputs, 2)} end
+    end
+    return x, given
+  end
+
   --- The weight and dropout keywords every cell shares (SimpleRNNCell,
   -- LSTMCell, GRUCell): `given` holds the three initializers as given; the
   -- regularizers and constraints are added, all kept as given in
@@ -388,11 +399,7 @@ return function(tf)
   -- return_sequences), and with return_state an array {output, state...}.
   function RNN.call(self, inputs, opts)
     opts = opts or {}
-    local x, given = inputs, opts.initial_state
-    if is_plain(inputs) then
-      x = inputs[1]
-      if #inputs > 1 then given = {table.unpack(inputs, 2)} end
-    end
+    local x, given = H.split_states(inputs, opts)
     self:_check_input(x, {ndim = 3})
     local mask = H.bool_mask(opts.mask)
     if self.time_major then
