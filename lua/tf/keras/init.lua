@@ -48,6 +48,29 @@ return function(tf)
     return opts
   end
 
+  --- serialize(obj) and get(id) for a module of callable objects
+  -- (regularizers, constraints): `module` its name ("regularizers"), `noun`
+  -- one of them ("regularizer"), is_obj the test for one, deserialize the
+  -- module's. serialize: nil, a plain function as is, an object as
+  -- {class_name =, config =}. get: nil, a function or an object as is, a
+  -- name or a plain table through deserialize.
+  function tf.core.internal.keras.serialize_and_get(module, noun, is_obj, deserialize)
+    local kraise, sfmt = tf.core.internal.keras.raise, string.format
+    local function serialize(o)
+      if o == nil then return nil end
+      if type(o) == "function" then return o end
+      if is_obj(o) then return {class_name = o._class_name, config = o:get_config()} end
+      kraise("TypeError", sfmt("%s.serialize: expected a %s, got %s", module, noun, type(o)))
+    end
+    local function get(id)
+      if id == nil then return nil end
+      if type(id) == "function" or is_obj(id) then return id end
+      if type(id) == "string" or (type(id) == "table" and getmetatable(id) == nil) then return deserialize(id) end
+      kraise("TypeError", sfmt("Could not interpret %s identifier: %s", noun, tostring(id)))
+    end
+    return serialize, get
+  end
+
   --- A variable's value, a tensor as is, anything else converted.
   function tf.core.internal.keras.tensor_value(x)
     if tf.is_variable(x) then return x:value() end

@@ -134,15 +134,6 @@ return function(tf)
     return type(x) == "table" and mt ~= nil and type(mt.__index) == "table" and x.call ~= nil and mt.__call ~= nil
   end
 
-  --- {class_name =, config =} for a Keras regularizer; a plain function is
-  -- returned as is (it cannot be named; it round-trips within the process).
-  function R.serialize(r)
-    if r == nil then return nil end
-    if type(r) == "function" then return r end
-    if is_reg(r) then return {class_name = r._class_name, config = r:get_config()} end
-    raise("TypeError", sfmt("regularizers.serialize: expected a regularizer, got %s", type(r)))
-  end
-
   --- A regularizer from serialize's table, or a name ("l2", "L1L2").
   function R.deserialize(c, custom_objects)
     if type(c) == "string" then
@@ -168,12 +159,10 @@ return function(tf)
     return cls.from_config(c.config or {})
   end
 
-  --- A regularizer from an identifier: nil, a regularizer, a function, a
-  -- name or a serialized table.
-  function R.get(id)
-    if id == nil then return nil end
-    if type(id) == "function" or is_reg(id) then return id end
-    if type(id) == "string" or (type(id) == "table" and getmetatable(id) == nil) then return R.deserialize(id) end
-    raise("TypeError", sfmt("Could not interpret regularizer identifier: %s", tostring(id)))
-  end
+  --- R.serialize(r): {class_name =, config =} for a Keras regularizer; a
+  -- plain function is returned as is (it cannot be named; it round-trips
+  -- within the process). R.get(id): a regularizer from an identifier: nil,
+  -- a regularizer, a function, a name or a serialized table.
+  R.serialize, R.get = tf.core.internal.keras.serialize_and_get("regularizers", "regularizer", is_reg,
+    function(id) return R.deserialize(id) end)
 end
