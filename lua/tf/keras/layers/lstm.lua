@@ -20,11 +20,7 @@ return function(tf)
   local A = keras.activations
   local U = require("tf.keras.layers.util")(tf)
 
-  local function concat(...)
-    local out = {}
-    for _, t in ipairs({...}) do for _, v in ipairs(t) do out[#out + 1] = v end end
-    return out
-  end
+  local concat = H.concat
 
   -- {==== shared with gru.lua (as L.LSTMCell._shared)
   local S = {}

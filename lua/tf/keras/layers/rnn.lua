@@ -34,6 +34,7 @@ return function(tf)
 
   -- {==== helpers shared with lstm.lua / gru.lua (as L.RNN._util)
   local H = {}
+  H.concat = concat
 
   --- The cell's state sizes as an array of numbers.
   function H.state_sizes(cell)
