@@ -295,23 +295,23 @@ static int nn_conv2d_transpose(lua_State *L) {
     return run_conv_grad(L, LTF_OP_CONV2D_BACKPROP_INPUT, name, "output_shape", f, x, &at, 0, outer);
 }
 
-/* tf.nn.conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding [, ...]) */
-static int nn_conv2d_backprop_input(lua_State *L) {
-    static const char *name = "conv2d_backprop_input";
+/* The backprop-input bindings of conv2d and depthwise_conv2d:
+** (input_sizes, filter, out_backprop, strides, padding [, ...]); fname the
+** filter argument's name in errors. */
+static int conv_bpi_common(lua_State *L, ltf_op_id op, const char *name, const char *fname) {
     lua_settop(L, 7);
     ltf_attrs at;
     ltf_attrs_init(&at);
     int64_t outer[2];
     sizes_arg(L, 1, name, "input_sizes", 0, &at, outer);
-    ltf_tensor *f = ltfL_totensor(L, 2, -1, name, "filters");
+    ltf_tensor *f = ltfL_totensor(L, 2, -1, name, fname);
     ltf_tensor *dy = ltfL_totensor(L, 3, (int)ltf_tensor_dtype(f), name, "out_backprop");
     conv_window_args(L, 4, name, &at);
-    return run_conv_grad(L, LTF_OP_CONV2D_BACKPROP_INPUT, name, "input_sizes", f, dy, &at, 0, outer);
+    return run_conv_grad(L, op, name, "input_sizes", f, dy, &at, 0, outer);
 }
 
-/* tf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, ...]) */
-static int nn_conv2d_backprop_filter(lua_State *L) {
-    static const char *name = "conv2d_backprop_filter";
+/* The backprop-filter bindings of both: (input, filter_sizes, out_backprop, strides, padding [, ...]). */
+static int conv_bpf_common(lua_State *L, ltf_op_id op, const char *name) {
     lua_settop(L, 7);
     ltf_tensor *x = ltfL_totensor(L, 1, -1, name, "input");
     ltf_attrs at;
@@ -320,7 +320,17 @@ static int nn_conv2d_backprop_filter(lua_State *L) {
     sizes_arg(L, 2, name, "filter_sizes", 1, &at, outer);
     ltf_tensor *dy = ltfL_totensor(L, 3, (int)ltf_tensor_dtype(x), name, "out_backprop");
     conv_window_args(L, 4, name, &at);
-    return run_conv_grad(L, LTF_OP_CONV2D_BACKPROP_FILTER, name, "filter_sizes", x, dy, &at, 1, outer);
+    return run_conv_grad(L, op, name, "filter_sizes", x, dy, &at, 1, outer);
+}
+
+/* tf.nn.conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding [, ...]) */
+static int nn_conv2d_backprop_input(lua_State *L) {
+    return conv_bpi_common(L, LTF_OP_CONV2D_BACKPROP_INPUT, "conv2d_backprop_input", "filters");
+}
+
+/* tf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, ...]) */
+static int nn_conv2d_backprop_filter(lua_State *L) {
+    return conv_bpf_common(L, LTF_OP_CONV2D_BACKPROP_FILTER, "conv2d_backprop_filter");
 }
 
 /* tf.nn.depthwise_conv2d(input, filter, strides, padding [, {dilations=, data_format=}]):
@@ -340,30 +350,12 @@ static int nn_depthwise_conv2d(lua_State *L) {
 
 /* tf.nn.depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, ...]) */
 static int nn_depthwise_conv2d_backprop_input(lua_State *L) {
-    static const char *name = "depthwise_conv2d_backprop_input";
-    lua_settop(L, 7);
-    ltf_attrs at;
-    ltf_attrs_init(&at);
-    int64_t outer[2];
-    sizes_arg(L, 1, name, "input_sizes", 0, &at, outer);
-    ltf_tensor *f = ltfL_totensor(L, 2, -1, name, "filter");
-    ltf_tensor *dy = ltfL_totensor(L, 3, (int)ltf_tensor_dtype(f), name, "out_backprop");
-    conv_window_args(L, 4, name, &at);
-    return run_conv_grad(L, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, name, "input_sizes", f, dy, &at, 0, outer);
+    return conv_bpi_common(L, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, "depthwise_conv2d_backprop_input", "filter");
 }
 
 /* tf.nn.depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, ...]) */
 static int nn_depthwise_conv2d_backprop_filter(lua_State *L) {
-    static const char *name = "depthwise_conv2d_backprop_filter";
-    lua_settop(L, 7);
-    ltf_tensor *x = ltfL_totensor(L, 1, -1, name, "input");
-    ltf_attrs at;
-    ltf_attrs_init(&at);
-    int64_t outer[2];
-    sizes_arg(L, 2, name, "filter_sizes", 1, &at, outer);
-    ltf_tensor *dy = ltfL_totensor(L, 3, (int)ltf_tensor_dtype(x), name, "out_backprop");
-    conv_window_args(L, 4, name, &at);
-    return run_conv_grad(L, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, name, "filter_sizes", x, dy, &at, 1, outer);
+    return conv_bpf_common(L, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, "depthwise_conv2d_backprop_filter");
 }
 
 /* tf.nn.max_pool2d / avg_pool2d(input, ksize, strides, padding [, data_format | {data_format=}]) */

@@ -208,16 +208,7 @@ static int str_hash_bucket(lua_State *L) {
     a.i[0] = luaL_checkinteger(L, 2);
     a.i[1] = lua_toboolean(L, 3);
     a.i[2] = luaL_optinteger(L, 4, 0);
-    if (a.i[2] && lua_type(L, 5) == LUA_TSTRING) {   /* split: the pad string */
-        size_t pl;
-        const char *p = lua_tolstring(L, 5, &pl);
-        if (pl >= LTF_ATTR_STR_MAX || strlen(p) != pl)
-            return ltfL_raisef(L, LTF_ERR_INVALID_ARGUMENT,
-                               "unicode_split: 'pad' must have at most %d bytes and no NUL byte", LTF_ATTR_STR_MAX - 1);
-        memcpy(a.s, p, pl);
-    } else {
-        a.i[3] = luaL_optinteger(L, 5, 0);
-    }
+    a.i[3] = luaL_optinteger(L, 5, 0);
     ltf_tensor *x = held(L, 1, -1, a.i[1] ? "to_hash_bucket_strong" : "to_hash_bucket_fast", "input");
     return ltfL_run1(L, LTF_OP_STRING_HASH_BUCKET, &x, 1, &a);
 }

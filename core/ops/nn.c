@@ -309,33 +309,14 @@ static ltf_status check_dy(ltf_ctx *ctx, const ltf_op_def *def, const ltf_tensor
     return LTF_OK;
 }
 
+static ltf_status infer_bpi_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                   ltf_type *out, int *nout, int depthwise);
+
 /* conv2d_backprop_input(filters, dy) -> (N, H, W, C) */
 static ltf_status infer_conv2d_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                    const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
     (void)nin; (void)maxout;
-    const ltf_tensor *f = in[0], *dy = in[1];
-    if (!(F_ & M(f->dtype))) return bad_dtype(ctx, def, "filters", f->dtype, F_);
-    ltf_status st = same_dtype(ctx, def, "filters", f, "dy", dy);
-    if (st == LTF_OK) st = need_rank(ctx, def, "filters", f, 4, 0);
-    if (st == LTF_OK) st = need_rank(ctx, def, "dy", dy, 4, 0);
-    if (st != LTF_OK) return st;
-    const int64_t *strides, *dil;
-    if ((st = conv_attrs(ctx, def, a, &strides, &dil)) != LTF_OK) return st;
-    if ((st = sizes_attr(ctx, def, "input", a, 0)) != LTF_OK) return st;
-    int fk = f->rank == 4;
-    int64_t k[2] = { fk ? f->dims[0] : -1, fk ? f->dims[1] : -1 }, ohw[2];
-    if (fk && (k[0] == 0 || k[1] == 0))
-        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: filters must have a positive height and width", def->name);
-    if ((st = conv_out_hw(ctx, def, a, strides, dil, a->ints2, k, ohw)) != LTF_OK) return st;
-    if ((st = check_dy(ctx, def, dy, -1, ohw, fk ? f->dims[3] : -1)) != LTF_OK) return st;
-    out->dtype = f->dtype;
-    out->rank = 4;
-    out->dims[0] = dy->rank == 4 ? dy->dims[0] : -1;
-    out->dims[1] = a->ints2[0];
-    out->dims[2] = a->ints2[1];
-    out->dims[3] = fk ? f->dims[2] : -1;
-    *nout = 1;
-    return LTF_OK;
+    return infer_bpi_common(ctx, def, in, a, out, nout, 0);
 }
 
 /* conv2d_backprop_input_dyn(filters, dy, input_sizes): the sizes' values
@@ -475,25 +456,30 @@ static ltf_status infer_dw(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *cons
     return conv_out_hw(ctx, def, a, strides, dil, hw, k, out->dims + 1);
 }
 
-/* depthwise_conv2d_backprop_input(filter, dy) -> (N, H, W, C), (H, W) in ints2 */
-static ltf_status infer_dw_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
-                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
-    (void)nin; (void)maxout;
+/* conv2d_backprop_input(filters, dy) and depthwise_conv2d_backprop_input(filter, dy):
+** the same checks and output, but for the dtypes, the attributes' check, the
+** filter argument's name and dy's depth (C * M for depthwise, OC for conv2d). */
+static ltf_status infer_bpi_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                   ltf_type *out, int *nout, int depthwise) {
     const ltf_tensor *f = in[0], *dy = in[1];
-    if (!(FW_ & M(f->dtype))) return bad_dtype(ctx, def, "filter", f->dtype, FW_);
-    ltf_status st = same_dtype(ctx, def, "filter", f, "dy", dy);
-    if (st == LTF_OK) st = need_rank(ctx, def, "filter", f, 4, 0);
+    const char *fname = depthwise ? "filter" : "filters";
+    unsigned ok = depthwise ? FW_ : F_;
+    if (!(ok & M(f->dtype))) return bad_dtype(ctx, def, fname, f->dtype, ok);
+    ltf_status st = same_dtype(ctx, def, fname, f, "dy", dy);
+    if (st == LTF_OK) st = need_rank(ctx, def, fname, f, 4, 0);
     if (st == LTF_OK) st = need_rank(ctx, def, "dy", dy, 4, 0);
     if (st != LTF_OK) return st;
     const int64_t *strides, *dil;
-    if ((st = dw_attrs(ctx, def, a, &strides, &dil)) != LTF_OK) return st;
+    st = depthwise ? dw_attrs(ctx, def, a, &strides, &dil) : conv_attrs(ctx, def, a, &strides, &dil);
+    if (st != LTF_OK) return st;
     if ((st = sizes_attr(ctx, def, "input", a, 0)) != LTF_OK) return st;
     int fk = f->rank == 4;
     int64_t k[2] = { fk ? f->dims[0] : -1, fk ? f->dims[1] : -1 }, ohw[2];
     if (fk && (k[0] == 0 || k[1] == 0))
-        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: filter must have a positive height and width", def->name);
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: %s must have a positive height and width", def->name, fname);
     if ((st = conv_out_hw(ctx, def, a, strides, dil, a->ints2, k, ohw)) != LTF_OK) return st;
-    if ((st = check_dy(ctx, def, dy, -1, ohw, fk ? f->dims[2] * f->dims[3] : -1)) != LTF_OK) return st;
+    int64_t depth = fk ? (depthwise ? f->dims[2] * f->dims[3] : f->dims[3]) : -1;
+    if ((st = check_dy(ctx, def, dy, -1, ohw, depth)) != LTF_OK) return st;
     out->dtype = f->dtype;
     out->rank = 4;
     out->dims[0] = dy->rank == 4 ? dy->dims[0] : -1;
@@ -502,6 +488,13 @@ static ltf_status infer_dw_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *
     out->dims[3] = fk ? f->dims[2] : -1;
     *nout = 1;
     return LTF_OK;
+}
+
+/* depthwise_conv2d_backprop_input(filter, dy) -> (N, H, W, C), (H, W) in ints2 */
+static ltf_status infer_dw_bpi(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                               const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {
+    (void)nin; (void)maxout;
+    return infer_bpi_common(ctx, def, in, a, out, nout, 1);
 }
 
 /* depthwise_conv2d_backprop_filter(input, dy) -> (KH, KW, C, M), (KH, KW) in
@@ -830,6 +823,29 @@ static ltf_status need_4d(ltf_ctx *ctx, const ltf_op_def *def, const ltf_tensor 
     return ltf_fail(ctx, LTF_ERR_UNIMPLEMENTED, "%s: gradient: the spatial sizes must be known", def->name);
 }
 
+/* The gradients of a backprop-input op dx = bpi(f, dy), for conv2d and
+** depthwise_conv2d alike: bpi is bilinear and the adjoint of fwd(., f), so
+** d/df = bpf(g, dy) and d/ddy = fwd(g, f). */
+static ltf_status grad_bpi_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                  ltf_tensor *g, ltf_tensor **din, ltf_op_id bpf, ltf_op_id fwd) {
+    ltf_tensor *f = in[0], *dy = in[1];
+    ltf_status st = need_4d(ctx, def, f);
+    if (st != LTF_OK) return st;
+    ltf_attrs af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
+    return set_din2(ctx, din, ltf_g_op2(ctx, bpf, g, dy, &af), ltf_g_op2(ctx, fwd, g, f, &ac));
+}
+
+/* The same for a backprop-filter op df = bpf(x, dy): d/dx = bpi(g, dy),
+** d/ddy = fwd(x, g). */
+static ltf_status grad_bpf_common(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, const ltf_attrs *a,
+                                  ltf_tensor *g, ltf_tensor **din, ltf_op_id bpi, ltf_op_id fwd) {
+    ltf_tensor *x = in[0], *dy = in[1];
+    ltf_status st = need_4d(ctx, def, x);
+    if (st != LTF_OK) return st;
+    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), ac = without_sizes(a);
+    return set_din2(ctx, din, ltf_g_op2(ctx, bpi, g, dy, &ai), ltf_g_op2(ctx, fwd, x, g, &ac));
+}
+
 /* y = conv2d(x, f): dx = conv2d_backprop_input(f, g), df = conv2d_backprop_filter(x, g) */
 GRAD_FN(grad_conv2d) {
     UNUSED_GRAD_ARGS;
@@ -859,23 +875,13 @@ GRAD_FN(grad_conv2d) {
 ** d/df = conv2d_backprop_filter(g, dy), d/ddy = conv2d(g, f). */
 GRAD_FN(grad_conv2d_bpi) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *f = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, f);
-    if (st != LTF_OK) return st;
-    ltf_attrs af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_CONV2D_BACKPROP_FILTER, G, dy, &af),
-                    ltf_g_op2(ctx, LTF_OP_CONV2D, G, f, &ac));
+    return grad_bpi_common(ctx, def, in, a, G, din, LTF_OP_CONV2D_BACKPROP_FILTER, LTF_OP_CONV2D);
 }
 
 /* df = bpf(x, dy): d/dx = conv2d_backprop_input(g, dy), d/ddy = conv2d(x, g). */
 GRAD_FN(grad_conv2d_bpf) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *x = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, x);
-    if (st != LTF_OK) return st;
-    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_CONV2D_BACKPROP_INPUT, G, dy, &ai),
-                    ltf_g_op2(ctx, LTF_OP_CONV2D, x, G, &ac));
+    return grad_bpf_common(ctx, def, in, a, G, din, LTF_OP_CONV2D_BACKPROP_INPUT, LTF_OP_CONV2D);
 }
 
 /* y = depthwise_conv2d(x, f): dx = dw_bpi(f, g), df = dw_bpf(x, g); each
@@ -895,23 +901,13 @@ GRAD_FN(grad_dw) {
 /* dx = dw_bpi(f, dy): d/df = dw_bpf(g, dy), d/ddy = depthwise_conv2d(g, f) */
 GRAD_FN(grad_dw_bpi) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *f = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, f);
-    if (st != LTF_OK) return st;
-    ltf_attrs af = with_sizes(a, f->dims[0], f->dims[1]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, G, dy, &af),
-                    ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D, G, f, &ac));
+    return grad_bpi_common(ctx, def, in, a, G, din, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, LTF_OP_DEPTHWISE_CONV2D);
 }
 
 /* df = dw_bpf(x, dy): d/dx = dw_bpi(g, dy), d/ddy = depthwise_conv2d(x, g) */
 GRAD_FN(grad_dw_bpf) {
     UNUSED_GRAD_ARGS;
-    ltf_tensor *x = in[0], *dy = in[1];
-    ltf_status st = need_4d(ctx, def, x);
-    if (st != LTF_OK) return st;
-    ltf_attrs ai = with_sizes(a, x->dims[1], x->dims[2]), ac = without_sizes(a);
-    return set_din2(ctx, din, ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, G, dy, &ai),
-                    ltf_g_op2(ctx, LTF_OP_DEPTHWISE_CONV2D, x, G, &ac));
+    return grad_bpf_common(ctx, def, in, a, G, din, LTF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, LTF_OP_DEPTHWISE_CONV2D);
 }
 
 GRAD_FN(grad_max_pool) {

@@ -23,31 +23,9 @@ return function(tf)
     return c
   end
 
-  local function value(x)
-    if tf.is_variable(x) then return x:value() end
-    if tf.is_tensor(x) then return x end
-    return tf.convert_to_tensor(x)
-  end
+  local value = tf.core.internal.keras.tensor_value
 
-  local function check_keys(cname, opts, keys, npos)
-    if opts == nil then return {} end
-    if type(opts) ~= "table" then
-      raise("TypeError", sfmt("%s: expected one keyword table, e.g. %s{...}, got %s", cname, cname, type(opts)))
-    end
-    local acc = {}
-    for _, k in ipairs(keys) do acc[k] = true end
-    for k in pairs(opts) do
-      if type(k) == "number" then
-        if k ~= 1 or npos < 1 then
-          raise("TypeError", sfmt("%s: takes %d positional argument(s), got an entry at [%s]", cname, npos, tostring(k)))
-        end
-      elseif not acc[k] then
-        raise("TypeError", sfmt("%s: unknown keyword argument '%s' (accepted: %s)", cname, tostring(k),
-          table.concat(keys, ", ")))
-      end
-    end
-    return opts
-  end
+  local check_keys = tf.core.internal.keras.check_keys
 
   local function check_axis(cname, a)
     if a == nil then return 1 end
@@ -152,14 +130,6 @@ return function(tf)
     return type(x) == "table" and mt ~= nil and x.call ~= nil and mt.__call ~= nil
   end
 
-  --- {class_name =, config =}; a plain function is returned as is.
-  function C.serialize(c)
-    if c == nil then return nil end
-    if type(c) == "function" then return c end
-    if is_con(c) then return {class_name = c._class_name, config = c:get_config()} end
-    raise("TypeError", sfmt("constraints.serialize: expected a constraint, got %s", type(c)))
-  end
-
   function C.deserialize(c, custom_objects)
     if type(c) == "function" then return c end
     if type(c) == "string" then
@@ -179,11 +149,9 @@ return function(tf)
     return cls.from_config(c.config or {})
   end
 
-  --- A constraint from nil, a constraint, a function, a name or a table.
-  function C.get(id)
-    if id == nil then return nil end
-    if type(id) == "function" or is_con(id) then return id end
-    if type(id) == "string" or (type(id) == "table" and getmetatable(id) == nil) then return C.deserialize(id) end
-    raise("TypeError", sfmt("Could not interpret constraint identifier: %s", tostring(id)))
-  end
+  --- C.serialize(c): {class_name =, config =}; a plain function is returned
+  -- as is. C.get(id): a constraint from nil, a constraint, a function, a
+  -- name or a table.
+  C.serialize, C.get = tf.core.internal.keras.serialize_and_get("constraints", "constraint", is_con,
+    function(id) return C.deserialize(id) end)
 end

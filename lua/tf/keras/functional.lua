@@ -304,16 +304,8 @@ return function(tf)
     rawset(self, "output", #outs == 1 and outs[1] or outs)
   end
 
-  function Functional._sublayers(self)
-    local out, seen = {}, {}
-    for _, l in ipairs(self._layers) do
-      if not seen[l] then seen[l] = true; out[#out + 1] = l end
-    end
-    for _, l in ipairs(Layer._sublayers(self)) do
-      if not seen[l] then seen[l] = true; out[#out + 1] = l end
-    end
-    return out
-  end
+  -- self._layers, then the layers tracked as attributes: as Sequential's.
+  Functional._sublayers = keras.Sequential._sublayers
 
   function Functional._maybe_build(self) rawset(self, "built", true) end
   function Functional.build() end

@@ -23,6 +23,60 @@ return function(tf)
     end
     raise(kind, message, d)
   end
+
+  --- Check a constructor's one keyword table (regularizers, constraints):
+  -- nil gives {}; only `keys` and, when npos >= 1, entry [1] are accepted.
+  function tf.core.internal.keras.check_keys(cname, opts, keys, npos)
+    local kraise, sfmt = tf.core.internal.keras.raise, string.format
+    if opts == nil then return {} end
+    if type(opts) ~= "table" then
+      kraise("TypeError", sfmt("%s: expected one keyword table, e.g. %s{...}, got %s", cname, cname, type(opts)))
+    end
+    local acc = {}
+    for _, k in ipairs(keys) do acc[k] = true end
+    for k in pairs(opts) do
+      if type(k) == "number" then
+        if k ~= 1 or npos < 1 then
+          kraise("TypeError", sfmt("%s: takes %d positional argument(s), got an entry at [%s]", cname, npos,
+            tostring(k)))
+        end
+      elseif not acc[k] then
+        kraise("TypeError", sfmt("%s: unknown keyword argument '%s' (accepted: %s)", cname, tostring(k),
+          table.concat(keys, ", ")))
+      end
+    end
+    return opts
+  end
+
+  --- serialize(obj) and get(id) for a module of callable objects
+  -- (regularizers, constraints): `module` its name ("regularizers"), `noun`
+  -- one of them ("regularizer"), is_obj the test for one, deserialize the
+  -- module's. serialize: nil, a plain function as is, an object as
+  -- {class_name =, config =}. get: nil, a function or an object as is, a
+  -- name or a plain table through deserialize.
+  function tf.core.internal.keras.serialize_and_get(module, noun, is_obj, deserialize)
+    local kraise, sfmt = tf.core.internal.keras.raise, string.format
+    local function serialize(o)
+      if o == nil then return nil end
+      if type(o) == "function" then return o end
+      if is_obj(o) then return {class_name = o._class_name, config = o:get_config()} end
+      kraise("TypeError", sfmt("%s.serialize: expected a %s, got %s", module, noun, type(o)))
+    end
+    local function get(id)
+      if id == nil then return nil end
+      if type(id) == "function" or is_obj(id) then return id end
+      if type(id) == "string" or (type(id) == "table" and getmetatable(id) == nil) then return deserialize(id) end
+      kraise("TypeError", sfmt("Could not interpret %s identifier: %s", noun, tostring(id)))
+    end
+    return serialize, get
+  end
+
+  --- A variable's value, a tensor as is, anything else converted.
+  function tf.core.internal.keras.tensor_value(x)
+    if tf.is_variable(x) then return x:value() end
+    if tf.is_tensor(x) then return x end
+    return tf.convert_to_tensor(x)
+  end
   for _, name in ipairs({
     "tf.keras.activations",
     "tf.keras.initializers",

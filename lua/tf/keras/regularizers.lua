@@ -30,11 +30,7 @@ return function(tf)
     return c
   end
 
-  local function value(x)
-    if tf.is_variable(x) then return x:value() end
-    if tf.is_tensor(x) then return x end
-    return tf.convert_to_tensor(x)
-  end
+  local value = tf.core.internal.keras.tensor_value
 
   local function coef(cname, arg, v, default)
     if v == nil then return default end
@@ -44,25 +40,7 @@ return function(tf)
     return v + 0.0
   end
 
-  local function check_keys(cname, opts, keys, npos)
-    if opts == nil then return {} end
-    if type(opts) ~= "table" then
-      raise("TypeError", sfmt("%s: expected one keyword table, e.g. %s{...}, got %s", cname, cname, type(opts)))
-    end
-    local acc = {}
-    for _, k in ipairs(keys) do acc[k] = true end
-    for k in pairs(opts) do
-      if type(k) == "number" then
-        if k ~= 1 or npos < 1 then
-          raise("TypeError", sfmt("%s: takes %d positional argument(s), got an entry at [%s]", cname, npos, tostring(k)))
-        end
-      elseif not acc[k] then
-        raise("TypeError", sfmt("%s: unknown keyword argument '%s' (accepted: %s)", cname, tostring(k),
-          table.concat(keys, ", ")))
-      end
-    end
-    return opts
-  end
+  local check_keys = tf.core.internal.keras.check_keys
 
   --- A regularizer class: `Class{...}` makes one; `Class.from_config(c)`.
   local CLASSES = {}
@@ -156,15 +134,6 @@ return function(tf)
     return type(x) == "table" and mt ~= nil and type(mt.__index) == "table" and x.call ~= nil and mt.__call ~= nil
   end
 
-  --- {class_name =, config =} for a Keras regularizer; a plain function is
-  -- returned as is (it cannot be named; it round-trips within the process).
-  function R.serialize(r)
-    if r == nil then return nil end
-    if type(r) == "function" then return r end
-    if is_reg(r) then return {class_name = r._class_name, config = r:get_config()} end
-    raise("TypeError", sfmt("regularizers.serialize: expected a regularizer, got %s", type(r)))
-  end
-
   --- A regularizer from serialize's table, or a name ("l2", "L1L2").
   function R.deserialize(c, custom_objects)
     if type(c) == "string" then
@@ -190,12 +159,10 @@ return function(tf)
     return cls.from_config(c.config or {})
   end
 
-  --- A regularizer from an identifier: nil, a regularizer, a function, a
-  -- name or a serialized table.
-  function R.get(id)
-    if id == nil then return nil end
-    if type(id) == "function" or is_reg(id) then return id end
-    if type(id) == "string" or (type(id) == "table" and getmetatable(id) == nil) then return R.deserialize(id) end
-    raise("TypeError", sfmt("Could not interpret regularizer identifier: %s", tostring(id)))
-  end
+  --- R.serialize(r): {class_name =, config =} for a Keras regularizer; a
+  -- plain function is returned as is (it cannot be named; it round-trips
+  -- within the process). R.get(id): a regularizer from an identifier: nil,
+  -- a regularizer, a function, a name or a serialized table.
+  R.serialize, R.get = tf.core.internal.keras.serialize_and_get("regularizers", "regularizer", is_reg,
+    function(id) return R.deserialize(id) end)
 end

@@ -20,11 +20,7 @@ return function(tf)
   local A = keras.activations
   local U = require("tf.keras.layers.util")(tf)
 
-  local function concat(...)
-    local out = {}
-    for _, t in ipairs({...}) do for _, v in ipairs(t) do out[#out + 1] = v end end
-    return out
-  end
+  local concat = H.concat
 
   -- {==== shared with gru.lua (as L.LSTMCell._shared)
   local S = {}
@@ -33,14 +29,6 @@ return function(tf)
                  "recurrent_initializer", "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
                  "bias_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout",
                  "recurrent_dropout", "seed", "implementation"}
-
-  local function rate(cname, arg, v)
-    if v == nil then return 0 end
-    if type(v) ~= "number" or v ~= v then
-      raise("ValueError", sfmt("%s: '%s' must be a number in [0, 1], got %s", cname, arg, tostring(v)))
-    end
-    return math.min(1, math.max(0, v))   -- Keras clips it
-  end
 
   --- The keywords LSTMCell and GRUCell share (as given, for get_config).
   function S.settings(self, opts, cname)
@@ -56,17 +44,7 @@ return function(tf)
       recurrent_initializer = opts.recurrent_initializer or "orthogonal",
       bias_initializer = opts.bias_initializer or "zeros",
     }
-    for _, k in ipairs({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
-                        "recurrent_constraint", "bias_constraint"}) do
-      given[k] = opts[k]
-    end
-    rawset(self, "_given", given)
-    for k, v in pairs(given) do
-      if k:match("_initializer$") then rawset(self, k, keras.initializers.get(v)) else rawset(self, k, v) end
-    end
-    self.dropout = rate(cname, "dropout", opts.dropout)
-    self.recurrent_dropout = rate(cname, "recurrent_dropout", opts.recurrent_dropout)
-    self.seed = opts.seed
+    H.cell_weight_settings(self, cname, opts, given)
     local impl = opts.implementation
     if impl ~= nil and impl ~= 1 and impl ~= 2 then
       raise("ValueError", sfmt("%s: 'implementation' must be 1 or 2, got %s", cname, tostring(impl)))
@@ -99,20 +77,8 @@ return function(tf)
        constraint = self.recurrent_constraint})
   end
 
-  --- Dropout masks for one RNN call (Keras's DropoutRNNCellMixin: one mask
-  -- per sequence, the same at every step and for every gate).
-  function S.prepare_dropout(self, x, training)
-    rawset(self, "_dp_mask", nil)
-    rawset(self, "_rdp_mask", nil)
-    if x == nil or not training then return end
-    local function mask(n, r)
-      local ones = H.zeros_like_batch(x, n, x.dtype) + 1
-      if r >= 1 then return tf.zeros_like(ones) end
-      return tf.nn.dropout(ones, r, {seed = self.seed})
-    end
-    if self.dropout > 0 then rawset(self, "_dp_mask", mask(self.kernel.shape[1], self.dropout)) end
-    if self.recurrent_dropout > 0 then rawset(self, "_rdp_mask", mask(self.units, self.recurrent_dropout)) end
-  end
+  --- Dropout masks for one RNN call: rnn.lua's, shared with SimpleRNNCell.
+  S.prepare_dropout = H.prepare_dropout
 
   --- Whether a layer's cell can run as a fused op on 'x'.
   function S.fusable(cell, x)

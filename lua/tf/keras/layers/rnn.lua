@@ -34,6 +34,7 @@ return function(tf)
 
   -- {==== helpers shared with lstm.lua / gru.lua (as L.RNN._util)
   local H = {}
+  H.concat = concat
 
   --- The cell's state sizes as an array of numbers.
   function H.state_sizes(cell)
@@ -133,6 +134,60 @@ return function(tf)
     if m and type(m.serialize) == "function" and type(m.get) == "function" then return m.serialize(m.get(v)) end
     if type(v) == "function" then return A.serialize(v) or v end
     return v
+  end
+
+  --- The input and the initial states of an RNN layer's call: layer(x,
+  -- {initial_state = {...}}) or layer({x, h, ...}) (the states after x).
+  function H.split_states(inputs, opts)
+    local x, given = inputs, opts.initial_state
+    if is_plain(inputs) then
+      x = inputs[1]
+      if #inputs > 1 then given = {table.unpack(inputs, 2)} end
+    end
+    return x, given
+  end
+
+  --- The weight and dropout keywords every cell shares (SimpleRNNCell,
+  -- LSTMCell, GRUCell): `given` holds the three initializers as given; the
+  -- regularizers and constraints are added, all kept as given in
+  -- self._given (for get_config) and set on self (initializers resolved);
+  -- dropout rates checked (nil is 0; Keras clips them to [0, 1]).
+  function H.cell_weight_settings(self, cname, opts, given)
+    local function rate(arg, v)
+      if v == nil then return 0 end
+      if type(v) ~= "number" or v ~= v then
+        raise("ValueError", sfmt("%s: '%s' must be a number in [0, 1], got %s", cname, arg, tostring(v)))
+      end
+      return math.min(1, math.max(0, v))   -- Keras clips it
+    end
+    for _, k in ipairs({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
+                        "recurrent_constraint", "bias_constraint"}) do
+      given[k] = opts[k]
+    end
+    rawset(self, "_given", given)
+    for k, v in pairs(given) do
+      if k:match("_initializer$") then rawset(self, k, keras.initializers.get(v)) else rawset(self, k, v) end
+    end
+    self.dropout = rate("dropout", opts.dropout)
+    self.recurrent_dropout = rate("recurrent_dropout", opts.recurrent_dropout)
+    self.seed = opts.seed
+  end
+
+  --- Dropout masks for one RNN call, a cell's _prepare_dropout (Keras's
+  -- DropoutRNNCellMixin: one mask per sequence, the same at every step and,
+  -- in LSTM/GRU, for every gate). x: the RNN's input (batch, time,
+  -- features), or nil to drop the masks.
+  function H.prepare_dropout(self, x, training)
+    rawset(self, "_dp_mask", nil)
+    rawset(self, "_rdp_mask", nil)
+    if x == nil or not training then return end
+    local function mask(n, r)
+      local ones = H.zeros_like_batch(x, n, x.dtype) + 1
+      if r >= 1 then return tf.zeros_like(ones) end
+      return tf.nn.dropout(ones, r, {seed = self.seed})
+    end
+    if self.dropout > 0 then rawset(self, "_dp_mask", mask(self.kernel.shape[1], self.dropout)) end
+    if self.recurrent_dropout > 0 then rawset(self, "_rdp_mask", mask(self.units, self.recurrent_dropout)) end
   end
   -- }====
 
@@ -345,11 +400,7 @@ return function(tf)
   -- return_sequences), and with return_state an array {output, state...}.
   function RNN.call(self, inputs, opts)
     opts = opts or {}
-    local x, given = inputs, opts.initial_state
-    if is_plain(inputs) then
-      x = inputs[1]
-      if #inputs > 1 then given = {table.unpack(inputs, 2)} end
-    end
+    local x, given = H.split_states(inputs, opts)
     self:_check_input(x, {ndim = 3})
     local mask = H.bool_mask(opts.mask)
     if self.time_major then
@@ -616,14 +667,6 @@ return function(tf)
                      "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout", "recurrent_dropout",
                      "seed"}
 
-  local function rate(cname, arg, v)
-    if v == nil then return 0 end
-    if type(v) ~= "number" or v ~= v then
-      raise("ValueError", sfmt("%s: '%s' must be a number in [0, 1], got %s", cname, arg, tostring(v)))
-    end
-    return math.min(1, math.max(0, v))   -- Keras clips it
-  end
-
   local SimpleRNNCell = Layer:extend("SimpleRNNCell")
   L.SimpleRNNCell = SimpleRNNCell
   SimpleRNNCell._repr_args = {"units"}
@@ -641,17 +684,7 @@ return function(tf)
     given.kernel_initializer = given.kernel_initializer or "glorot_uniform"
     given.recurrent_initializer = given.recurrent_initializer or "orthogonal"
     given.bias_initializer = given.bias_initializer or "zeros"
-    for _, k in ipairs({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
-                        "recurrent_constraint", "bias_constraint"}) do
-      given[k] = opts[k]
-    end
-    rawset(self, "_given", given)
-    for k, v in pairs(given) do
-      if k:match("_initializer$") then rawset(self, k, keras.initializers.get(v)) else rawset(self, k, v) end
-    end
-    self.dropout = rate(cname, "dropout", opts.dropout)
-    self.recurrent_dropout = rate(cname, "recurrent_dropout", opts.recurrent_dropout)
-    self.seed = opts.seed
+    H.cell_weight_settings(self, cname, opts, given)
   end
 
   --- SimpleRNNCell{units, activation="tanh", use_bias=true,
@@ -687,21 +720,7 @@ return function(tf)
     return {tf.zeros({batch_size, self.units}, dtype or self.dtype)}
   end
 
-  --- Dropout masks for one RNN call (Keras's DropoutRNNCellMixin: one mask
-  -- per sequence, the same at every step). x: the RNN's input (batch,
-  -- time, features), or nil to drop the masks.
-  function SimpleRNNCell._prepare_dropout(self, x, training)
-    rawset(self, "_dp_mask", nil)
-    rawset(self, "_rdp_mask", nil)
-    if x == nil or not training then return end
-    local function mask(n, r)
-      local ones = H.zeros_like_batch(x, n, x.dtype) + 1
-      if r >= 1 then return tf.zeros_like(ones) end
-      return tf.nn.dropout(ones, r, {seed = self.seed})
-    end
-    if self.dropout > 0 then rawset(self, "_dp_mask", mask(self.kernel.shape[1], self.dropout)) end
-    if self.recurrent_dropout > 0 then rawset(self, "_rdp_mask", mask(self.units, self.recurrent_dropout)) end
-  end
+  SimpleRNNCell._prepare_dropout = H.prepare_dropout
 
   function SimpleRNNCell.call(self, x, states)
     local prev = states

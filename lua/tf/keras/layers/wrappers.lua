@@ -135,11 +135,7 @@ return function(tf)
   -- mask =, training =}])
   function Bidirectional.call(self, inputs, opts)
     opts = opts or {}
-    local x, given = inputs, opts.initial_state
-    if is_plain(inputs) then
-      x = inputs[1]
-      if #inputs > 1 then given = {table.unpack(inputs, 2)} end
-    end
+    local x, given = H.split_states(inputs, opts)
     local fo = {training = opts.training, mask = H.bool_mask(opts.mask)}
     local bo = {training = opts.training, mask = fo.mask}
     if given ~= nil then
