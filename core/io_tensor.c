@@ -148,6 +148,15 @@ ltf_tensor *ltf_tensor_parse(ltf_ctx *ctx, const void *bytes, size_t n, int want
                  (long long)numel);
         goto done;
     }
+    /* a few values repeated over a huge shape (the last value fills the
+    ** rest, as TensorFlow) would let a small input allocate without bound:
+    ** the same limit as decoded images */
+    if (numel > 0 && (uint64_t)numel > (uint64_t)LTF_IMAGE_MAX_BYTES / (es ? es : 1)) {
+        ltf_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED, "%s: the TensorProto's shape needs %lld elements of %zu bytes, "
+                 "over the %lld-byte limit for tensors expanded from value lists", op, (long long)numel, es,
+                 (long long)LTF_IMAGE_MAX_BYTES);
+        goto done;
+    }
     t = ltf_tensor_empty(ctx, (ltf_dtype)dt, rank, dims);
     if (!t) goto done;
     size_t nvals = 0;

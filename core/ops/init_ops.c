@@ -155,8 +155,8 @@ static int range_value(ltf_ctx *ctx, const ltf_tensor *t, int direct, int64_t *i
     switch (t->dtype) {
     case LTF_DTYPE_INT32: d = ((const int32_t *)p)[0]; *iv = ((const int32_t *)p)[0]; break;
     case LTF_DTYPE_INT64: d = (double)((const int64_t *)p)[0]; *iv = ((const int64_t *)p)[0]; break;
-    case LTF_DTYPE_FLOAT32: d = ((const float *)p)[0]; *iv = (int64_t)d; break;
-    case LTF_DTYPE_FLOAT64: d = ((const double *)p)[0]; *iv = (int64_t)d; break;
+    case LTF_DTYPE_FLOAT32: d = ((const float *)p)[0]; *iv = 0; break;
+    case LTF_DTYPE_FLOAT64: d = ((const double *)p)[0]; *iv = 0; break;   /* a float range uses fv only */
     default: return 0;
     }
     *fv = d;

@@ -998,7 +998,13 @@ return function(tf)
 
   -- tf.summary.trace_on's hook: told of every tf.fn call until trace_export
   local call_hook = nil
-  function tf.core.internal.set_fn_call_hook(f) call_hook = f end
+  function tf.core.internal.set_fn_call_hook(f)
+    if f ~= nil and type(f) ~= "function" then
+      tf.errors.raise("TypeError", ("set_fn_call_hook: expected a function or nil, got %s"):format(
+        tf.is_tensor(f) and "a tf.Tensor" or type(f)), 2)
+    end
+    call_hook = f
+  end
 
   function PFmt.__call(pf, ...)
     if call_hook then call_hook(pf) end

@@ -32,7 +32,7 @@ describe("file datasets", function()
 
   it("TextLineDataset: GZIP and ZLIB files", function()
     os.execute("gzip -c " .. S.shell_quote(dir .. "/b.txt") .. " > " .. S.shell_quote(dir .. "/b.gz"))
-    os.execute("python3 -c 'import zlib,sys; sys.stdout.buffer.write(zlib.compress(open(sys.argv[1],\"rb\").read()))' " ..
+    os.execute("env -u LD_PRELOAD python3 -c 'import zlib,sys; sys.stdout.buffer.write(zlib.compress(open(sys.argv[1],\"rb\").read()))' " ..
       S.shell_quote(dir .. "/a.txt") .. " > " .. S.shell_quote(dir .. "/a.z"))
     assert.same({"b1", "b2", "b3"}, lua_list(tf.data.TextLineDataset(dir .. "/b.gz", {compression_type = "GZIP"})))
     assert.same({"a1", "a2", "", "a4"}, lua_list(tf.data.TextLineDataset(dir .. "/a.z", {compression_type = "ZLIB"})))
