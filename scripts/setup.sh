@@ -23,7 +23,7 @@ start=$(date +%s)
 step() { echo "setup: [$(( $(date +%s) - start ))s] $*"; }
 
 # clang + libclang-rt-14-dev: libFuzzer for scripts/fuzz-c.sh (scripts/sanitize.sh)
-pkgs="build-essential cmake lua5.4 liblua5.4-dev lua-cjson libopenblas-dev zlib1g-dev libpcre2-dev libpng-dev libjpeg62-turbo-dev libgif-dev python3-pil lua-busted luarocks clang libclang-rt-14-dev python3 protobuf-c-compiler libprotobuf-c-dev python3-protobuf"
+pkgs="build-essential cmake lua5.4 liblua5.4-dev lua-cjson libopenblas-dev zlib1g-dev libpcre2-dev libpng-dev libjpeg62-turbo-dev libgif-dev python3-pil lua-busted luarocks clang libclang-rt-14-dev python3 protobuf-c-compiler libprotobuf-c-dev python3-protobuf openmpi-bin libopenmpi-dev python3-onnx libonnx-testdata python3-torch python3-torchvision nodejs"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
