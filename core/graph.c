@@ -775,6 +775,9 @@ int ltf_graph_node_is_stateful(const ltf_graph *g, int i) {
 ltf_tensor *ltf_graph_node_value(const ltf_graph *g, int i) {
     return g->nodes[i].kind == LTF_NODE_CONST ? g->nodes[i].value : NULL;
 }
+const ltf_attrs *ltf_graph_node_attrs(const ltf_graph *g, int i) {
+    return g->nodes[i].kind == LTF_NODE_OP ? g->nodes[i].attrs : NULL;
+}
 int ltf_graph_node_num_inputs(const ltf_graph *g, int i) { return g->nodes[i].nin; }
 int ltf_graph_node_input(const ltf_graph *g, int i, int k, int *out) {
     *out = g->nodes[i].in[k].out;

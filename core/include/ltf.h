@@ -474,6 +474,9 @@ LTF_API int         ltf_graph_output(const ltf_graph *g, int k, int *out);
 LTF_API int         ltf_graph_node_is_stateful(const ltf_graph *g, int i);
 /* A constant node's value (captured tensor or variable handle), lent; NULL otherwise. */
 LTF_API ltf_tensor *ltf_graph_node_value(const ltf_graph *g, int i);
+/* Attributes of op node 'i' (lent; NULL for placeholders, constants and
+** ops given no attributes: then every field has its default, ltf_attrs_init). */
+LTF_API const ltf_attrs *ltf_graph_node_attrs(const ltf_graph *g, int i);
 /* How ltf_graph_run runs a graph now: its plan, or op by op because a tape
 ** records (each op must be on the tape) or a graph is being traced (inlined). */
 enum { LTF_GRAPH_RUN_PLAN = 0, LTF_GRAPH_RUN_TAPE = 1, LTF_GRAPH_RUN_TRACE = 2 };
