@@ -121,6 +121,7 @@ return function(tf)
     "tf.keras.callbacks", "tf.keras.datasets", "tf.keras.mixed_precision", "tf.keras.training", "tf.keras.utils",
     "tf.keras.dataset_utils",
     "tf.keras.callbacks_tensorboard",
+    "tf.keras.saving",
   }) do
     if package.searchpath(name, package.path) then
       local m = require(name)

@@ -76,8 +76,8 @@ return function(tf)
   -- made from get_config's table. Each class gets its own, bound to it.
   local function class_from_config(cls)
     return function(a, b)
-      local config = b
-      if b == nil and a ~= cls then config = a end
+      local config = a
+      if a == cls then config = b end       -- Class:from_config(config); Class.from_config(config [, custom_objects])
       if type(config) ~= "table" then
         raise("TypeError", sfmt("%s.from_config: expected a config table, got %s", cls._class_name, type(config)), 2)
       end
@@ -138,6 +138,7 @@ return function(tf)
       rawset(self, "_init_args", c)
     elseif a ~= nil then
       rawset(self, "_init_args", {a})
+      rawset(self, "_init_positional", true)   -- made with positional arguments (whole-model saving needs a get_config)
     end
     local init = cls.init
     if init then init(self, ...) end

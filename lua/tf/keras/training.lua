@@ -95,6 +95,7 @@ return function(tf)
     T._compile_outputs(model, st, opts)
     st.run_eagerly = opts.run_eagerly or false
     rawset(model, "_compile_state", st)
+    rawset(model, "_compile_args", opts)      -- for model:save (lua/tf/keras/saving.lua: compile_config)
     rawset(model, "optimizer", st.optimizer)
     rawset(model, "compiled_loss", st.loss)
     rawset(model, "compiled_metrics", st.metrics)

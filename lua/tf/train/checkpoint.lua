@@ -261,9 +261,9 @@ return function(tf)
   -- unchecked, and must carry no luatf metadata. `v1`: also read a
   -- luatf-checkpoint-1 file (upgrade_checkpoint), with the checks that
   -- format allows (its data's CRC32C).
-  local function open_file(path, v1)
+  local function open_file(path, v1, bytes)
     if type(path) ~= "string" then raise("TypeError", "checkpoint: the path must be a string", 3) end
-    local f = core.ckpt_open(path)
+    local f = bytes and core.ckpt_open_string(bytes) or core.ckpt_open(path)   -- bytes: a file in memory (.keras)
     local verified = core.ckpt_verified(f)
     local header = core.ckpt_header(f)
     local ok, h = pcall(decoder(), header)
@@ -986,6 +986,11 @@ return function(tf)
   end
   -- for tests and tools
   private.walk = walk
+  -- for whole-model saving (lua/tf/keras/saving.lua): write {key=, var=|value=}
+  -- entries to a file, open a file (or bytes, named by path) and read entries
+  private.write_file = write_file
+  private.open_file = open_file
+  private.entry_tensor = entry_tensor
   -- }====
 
   -- tf.train.Example & co. (lua/tf/train/example.lua)
