@@ -175,7 +175,68 @@ return function(tf)
       return op(table.unpack(a, 1, nargs))
     end
     local layer = TFOpLambda{fn, name = K.unique_name(OPNAMES[opname] or opname)}
+    -- for get_config: the operation by TF's name, its other arguments
+    -- with each KerasTensor as {__keras_input__ = i} (i: in the inputs array)
+    local saved = {}
+    for i = 1, nargs do
+      saved[i] = map(fixed[i], function(v)
+        if is_kt(v) then return {__keras_input__ = index[v]} end
+        return v
+      end)
+    end
+    rawset(layer, "_op_config", {name = OPNAMES[opname] or opname, arguments = saved, nargs = nargs})
     return layer(kts)
+  end
+
+  -- the operations a TFOpLambda's config names (TensorFlow's names)
+  local OPS = {["tf.math.add"] = function(a, b) return a + b end,
+               ["tf.math.subtract"] = function(a, b) return a - b end,
+               ["tf.math.multiply"] = function(a, b) return a * b end,
+               ["tf.math.truediv"] = function(a, b) return a / b end,
+               ["tf.math.pow"] = function(a, b) return a ^ b end,
+               ["tf.math.floormod"] = function(a, b) return a % b end,
+               ["tf.math.negative"] = function(a) return -a end,
+               ["tf.__operators__.getitem"] = function(x, k) return x[k] end}
+
+  --- get_config: the base's fields, `function` (the operation's TensorFlow
+  -- name), `arguments` and `nargs` for a layer made by an operator; a
+  -- TFOpLambda made from a Lua function keeps the function.
+  function TFOpLambda.get_config(self)
+    local c = Layer.get_config(self)
+    local oc = rawget(self, "_op_config")
+    if oc then
+      c["function"], c.arguments, c.nargs = oc.name, oc.arguments, oc.nargs
+    else
+      c["function"] = self.fn
+    end
+    return c
+  end
+  function TFOpLambda.from_config(a, b)
+    local config = a
+    if a == TFOpLambda then config = b end
+    local fname = config["function"]
+    if type(fname) ~= "string" then
+      local c = {}
+      for k, v in pairs(config) do if k ~= "arguments" and k ~= "nargs" then c[k] = v end end
+      return TFOpLambda(c)
+    end
+    local op = OPS[fname]
+    if not op then raise("ValueError", sfmt("TFOpLambda.from_config: unknown operation '%s'", fname)) end
+    local args, nargs = config.arguments or {}, config.nargs or #(config.arguments or {})
+    local function sub(v, xs)
+      if not is_plain(v) then return v end
+      if v.__keras_input__ ~= nil then return xs[v.__keras_input__] end
+      local out = {}
+      for k, x in pairs(v) do out[k] = sub(x, xs) end
+      return out
+    end
+    local layer = TFOpLambda{function(xs)
+      local a2 = {}
+      for i = 1, nargs do a2[i] = sub(args[i], xs) end
+      return op(table.unpack(a2, 1, nargs))
+    end, name = config.name, trainable = config.trainable, dtype = config.dtype}
+    rawset(layer, "_op_config", {name = fname, arguments = args, nargs = nargs})
+    return layer
   end
 
   -- }====

@@ -52,7 +52,7 @@ return function(tf)
     if v ~= nil then return v end
     if k == "ndim" then return rawget(t, "shape"):rank() end
     -- x[{{}, {2, 5}}]: slicing, as tensors slice, becomes a TFOpLambda
-    if type(k) == "table" then return K.op_lambda("getitem", function(x) return x[k] end, {t}) end
+    if type(k) == "table" then return K.op_lambda("getitem", function(x, kk) return x[kk] end, {t, k}) end
     return nil
   end
 

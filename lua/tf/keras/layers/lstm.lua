@@ -120,8 +120,8 @@ return function(tf)
 
   function S.from_config(Class)
     return function(a, b)
-      local config = b
-      if b == nil and a ~= Class then config = a end
+      local config = a
+      if a == Class then config = b end          -- Class.from_config(config [, custom_objects]) or Class:from_config(config)
       local copy = {}
       for k, v in pairs(config) do copy[k] = v end
       return Class(copy)

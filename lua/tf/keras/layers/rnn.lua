@@ -779,8 +779,8 @@ return function(tf)
     return c
   end
   SimpleRNN.from_config = function(a, b)
-    local config = b
-    if b == nil and a ~= SimpleRNN then config = a end
+    local config = a
+    if a == SimpleRNN then config = b end        -- SimpleRNN.from_config(config [, custom_objects]) or SimpleRNN:from_config(config)
     local copy = {}
     for k, v in pairs(config) do copy[k] = v end
     return SimpleRNN(copy)
