@@ -275,6 +275,57 @@ describe("model:save / load_model (.keras)", function()
     assert.tf_error("ValueError", "which cannot be saved: register it with", function() m3:save(path("l2.keras")) end)
   end)
 
+  it("nested models: a functional model holding a Sequential, inside a Sequential (Nadam state)", function()
+    tf.keras.backend.clear_session()
+    tf.random.set_seed(3)
+    local inner = tf.keras.Sequential{L.Dense{4, activation = "relu"}, L.BatchNormalization{}}
+    local a = tf.keras.Input({3})
+    local fin = tf.keras.Model(a, L.Dense{2}(inner(a)))
+    local function outer_model() return tf.keras.Sequential{tf.keras.Input({3}), fin, L.Dense{1}} end
+    local outer = outer_model()
+    outer:compile{optimizer = "nadam", loss = "mse"}
+    local x, y = data(8, 3, 1)
+    outer:fit(x, y, {epochs = 2, batch_size = 4, shuffle = false, verbose = 0})
+    outer:save(path("nested.keras"))
+    local o2 = tf.keras.models.load_model(path("nested.keras"))
+    assert.equal(10, #o2.variables)
+    assert.equal(tf.keras.Functional, getmetatable(o2.layers[1]))
+    assert.equal(tf.keras.Sequential, getmetatable(o2.layers[1].layers[2]))
+    assert.is_true(same(outer(x), o2(x)))
+    same_weights(outer, o2)
+    assert.is_true(same(outer.optimizer.u_product, o2.optimizer.u_product))
+    local h1 = outer:fit(x, y, {epochs = 1, batch_size = 4, shuffle = false, verbose = 0})
+    local h2 = o2:fit(x, y, {epochs = 1, batch_size = 4, shuffle = false, verbose = 0})
+    assert.same(h1.history.loss, h2.history.loss)
+  end)
+
+  it("mixed_float16: the LossScaleOptimizer's inner state and loss scale come back; training resumes exactly",
+    function()
+    local x, y = data(8, 4, 1)
+    local function compiled()
+      tf.keras.backend.clear_session()
+      tf.random.set_seed(6)
+      tf.keras.mixed_precision.set_global_policy("mixed_float16")
+      local m = tf.keras.Sequential{L.Dense{4, input_shape = {4}}, L.Dense{1, dtype = "float32"}}
+      tf.keras.mixed_precision.set_global_policy("float32")
+      m:compile{optimizer = tf.keras.optimizers.Adam{learning_rate = 0.01}, loss = "mse"}
+      return m
+    end
+    local straight = compiled()
+    straight:fit(x, y, {epochs = 3, batch_size = 4, shuffle = false, verbose = 0})
+    local a = compiled()
+    a:fit(x, y, {epochs = 2, batch_size = 4, shuffle = false, verbose = 0})
+    a:save(path("mixed.keras"))
+    local b = tf.keras.models.load_model(path("mixed.keras"))
+    assert.equal(tf.keras.mixed_precision.LossScaleOptimizer.mt, getmetatable(b.optimizer))
+    assert.equal(a.optimizer.iterations:value():item(), b.optimizer.iterations:value():item())
+    assert.equal(a.optimizer.loss_scale:item(), b.optimizer.loss_scale:item())
+    assert.equal(a.optimizer.dynamic_counter:item(), b.optimizer.dynamic_counter:item())
+    assert.is_true(same(a(x), b(x)))
+    b:fit(x, y, {epochs = 1, batch_size = 4, shuffle = false, verbose = 0})
+    same_weights(straight, b)
+  end)
+
   it("the file is a zip archive Python's zipfile reads: metadata.json, config.json, model.weights.safetensors",
     function()
     local m = seq_model()

@@ -239,16 +239,26 @@ return function(tf)
   local function optimizer_weights(opt, model, create)
     local out = {}
     local n = 0
-    for _, c in ipairs(opt:_checkpoint_children()) do
-      if tf.is_variable(c[2]) then
-        out[#out + 1] = {key = "optimizer/vars/" .. n, var = c[2], what = c[1]}
-        n = n + 1
+    -- a LossScaleOptimizer: the inner optimizer's state, then the loss scale's
+    local inner = rawget(opt, "inner_optimizer")
+    local base = inner or opt
+    local function add(var, what)
+      out[#out + 1] = {key = "optimizer/vars/" .. n, var = var, what = what}
+      n = n + 1
+    end
+    add(base.iterations, "iterations")
+    for _, c in ipairs(base:_checkpoint_children()) do
+      if tf.is_variable(c[2]) and not rawequal(c[2], base.iterations) then add(c[2], c[1]) end
+    end
+    if inner then
+      for _, c in ipairs(opt:_checkpoint_children()) do
+        if tf.is_variable(c[2]) then add(c[2], c[1]) end
       end
     end
-    local names = opt:slot_names()
-    if create then opt:build(model.trainable_variables) end
+    local names = base:slot_names()
+    if create then base:build(model.trainable_variables) end
     for _, v in ipairs(model.trainable_variables) do
-      local slots = opt._slots and opt._slots[v]
+      local slots = base._slots and base._slots[v]
       for _, sname in ipairs(names) do
         local s = slots and slots[sname]
         if s then out[#out + 1] = {key = "optimizer/vars/" .. n, var = s, what = sname} end
@@ -370,6 +380,10 @@ return function(tf)
     local c = {module = builtin and (cls == Functional and "keras.src.models.functional" or
                  cls == Sequential and "keras.src.models.sequential" or BUILTIN_MODULE) or nil,
                class_name = s.class_name, config = s.config, registered_name = reg or s.class_name}
+    -- the model's own dtype policy (a Sequential's or functional model's
+    -- config has none; compile wraps the optimizer for mixed_float16)
+    local pol = rawget(model, "_policy")
+    if pol then c.dtype_policy = pol.name end
     local bi = rawget(model, "_build_input")
     if bi then
       if bi.shape then
@@ -669,6 +683,7 @@ return function(tf)
     local okd, model = pcall(function()
       local m = deserialize(config, lookup, opts.custom_objects, path)
       if not is_layer(m) then bad(path, "config.json does not describe a model") end
+      if type(config.dtype_policy) == "string" then m:_options({dtype = config.dtype_policy}, {}, 0) end
       build_model(m, config.build_config, path)
       return m
     end)
