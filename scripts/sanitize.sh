@@ -89,6 +89,21 @@ fi
 [ $st -ne 0 ] && echo "$out" | tail -25
 check "checkpoint corruption campaign (quick, ASan/UBSan/LSan)" $st
 
+# The .keras corruption campaign, quick form (docs/keras_saving.md; the full
+# form: lua5.4 tools/fuzz/keras_corrupt.lua): truncations, bit flips and
+# zeroed ranges of a saved model; any raw Lua error or wrong model loaded fails
+out=$(ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+      LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
+      lua5.4 tools/fuzz/keras_corrupt.lua --quick 2>&1)
+st=$?
+echo "$out" | tail -1 | sed 's/^/sanitize: /'
+if echo "$out" | grep -qE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:"; then
+  echo "$out" | grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" | head -20
+  st=1
+fi
+[ $st -ne 0 ] && echo "$out" | tail -25
+check ".keras corruption campaign (quick, ASan/UBSan/LSan)" $st
+
 # ThreadSanitizer: hosts sharing tensors and graphs across threads (docs/embedding.md)
 bash scripts/tsan.sh >/tmp/ltf-sanitize-tsan.$$ 2>&1
 st=$?
