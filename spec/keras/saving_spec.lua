@@ -326,6 +326,31 @@ describe("model:save / load_model (.keras)", function()
     same_weights(straight, b)
   end)
 
+  it("the registry: names, lookups, bad registrations; an unregistered loss function is refused at save", function()
+    local f = function(x) return x end
+    assert.tf_error("ValueError", "a function needs a name", function() saving.register_keras_serializable{}(f) end)
+    assert.tf_error("TypeError", "expected a class (made by extend) or a function, got number",
+      function() saving.register_keras_serializable{name = "x"}(3) end)
+    assert.tf_error("ValueError", "without '>'",
+      function() saving.register_keras_serializable{package = "a>b", name = "x"}(f) end)
+    assert.equal(f, saving.register_keras_serializable(f, {package = "spec", name = "ident"}))
+    assert.equal("spec>ident", saving.get_registered_name(f))
+    assert.equal(f, saving.get_custom_objects()["spec>ident"])
+    assert.equal(f, tf.keras.utils.get_registered_object("spec>ident"))
+    local g = function(x) return x end
+    assert.equal(g, saving.get_registered_object("spec>ident", {["spec>ident"] = g}))
+    assert.is_nil(saving.get_registered_object("spec>nothing"))
+    assert.is_nil(saving.get_registered_name(g))
+    assert.equal("Dense", saving.get_registered_name(L.Dense))
+    local m = seq_model()
+    m:compile{optimizer = "sgd", loss = function(yt, yp) return tf.reduce_mean(yt - yp) end}
+    assert.tf_error("ValueError", "the loss is a Lua function, which cannot be saved: register it with " ..
+      "tf.keras.saving.register_keras_serializable{package =, name =}(fn), or save without the compile state",
+      function() m:save(path("fnloss.keras")) end)
+    m:save(path("fnloss.keras"), {include_optimizer = false})
+    assert.is_nil(rawget(tf.keras.models.load_model(path("fnloss.keras")), "_compile_state"))
+  end)
+
   it("the file is a zip archive Python's zipfile reads: metadata.json, config.json, model.weights.safetensors",
     function()
     local m = seq_model()

@@ -325,7 +325,8 @@ return function(tf)
     if names_of[x] then return {class_name = "function", config = names_of[x], registered_name = names_of[x]} end
     if type(x) == "function" then
       fail_save(sfmt("the %s is a Lua function, which cannot be saved: register it with " ..
-        "tf.keras.saving.register_keras_serializable{package =, name =}(fn)", what))
+        "tf.keras.saving.register_keras_serializable{package =, name =}(fn), or save without the compile state " ..
+        "(model:save(path, {include_optimizer = false}))", what))
     end
     if is_plain(x) then
       local out = {}
