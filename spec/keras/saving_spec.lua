@@ -518,6 +518,15 @@ describe("model:save / load_model errors", function()
     assert.tf_error("ValueError", "unknown class 'pkg>Gone'", function() tf.keras.models.load_model(q) end)
   end)
 
+  it("a .keras file written by Keras (HDF5 weights) is refused with the reason", function()
+    write(path("fromkeras.keras"), zp.write({
+      {"metadata.json", '{"keras_version": "3.3.3", "date_saved": "2024-05-01@10:00:00"}'},
+      {"config.json", '{"module": "keras", "class_name": "Sequential", "config": {"layers": []}}'},
+      {"model.weights.h5", "\137HDF\r\n\26\n"}}))
+    assert.tf_error("ValueError", "its weights are in HDF5 (model.weights.h5: a file written by Keras), which luatf " ..
+      "cannot read", function() tf.keras.models.load_model(path("fromkeras.keras")) end)
+  end)
+
   it("bad JSON, a missing member, weights that do not fit the config", function()
     local p = rewrite("config.json", function(s) return s:sub(1, 40) end)
     assert.tf_error("ValueError", "config.json: bad JSON at byte", function() tf.keras.models.load_model(p) end)
