@@ -468,6 +468,8 @@ return function(tf)
     os.remove(tmp)
     if not wbytes then raise("InternalError", sfmt("save: could not read back '%s'", tmp)) end
     local bytes = zip.write({{"metadata.json", meta_text}, {"config.json", config_text}, {WEIGHTS, wbytes}})
+    wbytes = nil
+    collectgarbage()
     tf.core.internal.file_write_atomic(path, bytes)
     return path
   end
@@ -652,6 +654,7 @@ return function(tf)
     local bytes = f:read("a")
     f:close()
     local ok, files = pcall(zip.read, bytes)
+    bytes = nil                       -- the archive's bytes: not needed past here (a large model holds copies)
     if not ok then bad(path, sfmt("not a valid .keras file (%s)", tostring(files))) end
     local mtext, ctext, wbytes = files["metadata.json"], files["config.json"], files[WEIGHTS]
     if not ctext then
@@ -680,6 +683,8 @@ return function(tf)
     end
     -- the weights file: checked whole (layout, checksum) before anything is built
     local cf = checkpoint().open_file(path .. "!" .. WEIGHTS, false, wbytes)
+    files, wbytes = nil, nil          -- the reader holds its own copy
+    collectgarbage()
     local lookup = lookup_table(opts.custom_objects)
     local okd, model = pcall(function()
       local m = deserialize(config, lookup, opts.custom_objects, path)
