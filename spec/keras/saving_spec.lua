@@ -351,6 +351,32 @@ describe("model:save / load_model (.keras)", function()
     assert.is_nil(rawget(tf.keras.models.load_model(path("fnloss.keras")), "_compile_state"))
   end)
 
+  it("serialize_keras_object / deserialize_keras_object: layers, models, optimizers, losses, schedules, functions",
+    function()
+    local d = L.Dense{3, activation = "relu", name = "sko_dense"}
+    local c = saving.serialize_keras_object(d)
+    assert.same({"Dense", "keras.layers", "Dense", 3}, {c.class_name, c.module, c.registered_name, c.config.units})
+    local d2 = saving.deserialize_keras_object(c)
+    assert.equal(L.Dense, getmetatable(d2))
+    assert.same(d:get_config(), d2:get_config())
+    local m = seq_model()
+    local m2 = saving.deserialize_keras_object(saving.serialize_keras_object(m))
+    assert.equal(tf.keras.Sequential, getmetatable(m2))
+    assert.equal(2, #m2.layers)
+    local o = saving.deserialize_keras_object(saving.serialize_keras_object(tf.keras.optimizers.Adam{learning_rate = 0.5}))
+    assert.equal(tf.keras.optimizers.Adam, getmetatable(o))
+    assert.equal(0.5, o.learning_rate)
+    assert.equal(2, saving.deserialize_keras_object(saving.serialize_keras_object(tf.keras.losses.Huber{delta = 2})).delta)
+    local s = saving.deserialize_keras_object(saving.serialize_keras_object(
+      tf.keras.optimizers.schedules.ExponentialDecay{initial_learning_rate = 1, decay_steps = 2, decay_rate = 0.5}))
+    assert.equal(0.5, s(2))
+    local f = saving.register_keras_serializable{package = "spec", name = "sko_fn"}(function(x) return x end)
+    assert.equal(f, saving.deserialize_keras_object(saving.serialize_keras_object(f)))
+    assert.equal("mean_squared_error", saving.deserialize_keras_object("mse").name)
+    assert.tf_error("ValueError", "deserialize_keras_object: unknown class 'Nope': register it with",
+      function() saving.deserialize_keras_object({class_name = "Nope", config = {}}) end)
+  end)
+
   it("the file is a zip archive Python's zipfile reads: metadata.json, config.json, model.weights.safetensors",
     function()
     local m = seq_model()

@@ -487,9 +487,9 @@ return function(tf)
     local name = spec.registered_name or spec.class_name
     local cls = lookup[name] or lookup[spec.class_name]
     local function unknown(cname)
-      raise("ValueError", sfmt("load_model: '%s': unknown class '%s': register it with " ..
+      raise("ValueError", sfmt("%s: unknown class '%s': register it with " ..
         "tf.keras.saving.register_keras_serializable{package =, name =}(%s) before loading, or pass it in " ..
-        "custom_objects = {%s = %s}", path, cname, cname:match("[^>]*$"), cname:match("[^>]*$"), cname:match("[^>]*$")))
+        "custom_objects = {%s = %s}", path and sfmt("load_model: '%s'", path) or "deserialize_keras_object", cname, cname:match("[^>]*$"), cname:match("[^>]*$"), cname:match("[^>]*$")))
     end
     local config = revive(spec.config or {}, lookup)
     if cls == nil then
@@ -713,5 +713,59 @@ return function(tf)
     return model
   end
   keras.models.load_model = saving.load_model
+  -- }====
+
+  -- {==== serialize_keras_object / deserialize_keras_object
+  --- tf.keras.saving.serialize_keras_object(obj): plain data for a layer or
+  -- model ({module, class_name, config, registered_name}), an optimizer,
+  -- loss, metric or schedule ({class_name, config, registered_name}), a
+  -- registered function ({class_name = "function", config = name,
+  -- registered_name = name}); strings, numbers, booleans and nil as is.
+  function saving.serialize_keras_object(obj)
+    if is_layer(obj) then
+      local s = L.serialize(obj)
+      local cls = getmetatable(obj)
+      return {module = rawget(L, cls._class_name) == cls and BUILTIN_MODULE or nil, class_name = s.class_name,
+              config = s.config, registered_name = names_of[cls] or s.class_name}
+    end
+    local c = convert(obj, "object")
+    if c ~= nil then return c end
+    if obj == nil or type(obj) ~= "table" then return obj end
+    return serialize_obj(obj, "object")
+  end
+
+  --- tf.keras.saving.deserialize_keras_object(config [, custom_objects]):
+  -- the object serialize_keras_object described (a new one; a registered
+  -- function itself). Classes are looked up in custom_objects, the
+  -- registry, then tf.keras.layers, the model classes, optimizers, losses,
+  -- metrics and learning-rate schedules.
+  function saving.deserialize_keras_object(config, custom_objects)
+    if type(config) == "string" then
+      local lookup = lookup_table(custom_objects)
+      if lookup[config] ~= nil then return lookup[config] end
+      for _, mod in ipairs({keras.losses, keras.metrics, keras.optimizers}) do
+        local ok, o = pcall(mod.get, config)
+        if ok and o ~= nil then return o end
+      end
+      raise("ValueError", sfmt("deserialize_keras_object: unknown identifier '%s'", config))
+    end
+    if not is_plain(config) or type(config.class_name) ~= "string" then return config end
+    local lookup = lookup_table(custom_objects)
+    if config.class_name == "function" then return revive(config, lookup) end
+    local name = config.class_name
+    local cls = (config.registered_name and lookup[config.registered_name]) or lookup[name]
+    if cls == nil then
+      for _, mod in ipairs({keras.optimizers, keras.losses, keras.metrics, keras.optimizers.schedules}) do
+        local c = rawget(mod, name)
+        if type(c) == "table" and type(c.from_config) == "function" then
+          return c:from_config(revive(config.config or {}, lookup))
+        end
+      end
+    end
+    if (cls ~= nil and cls._class_name) or cls == nil then
+      return deserialize(config, lookup, custom_objects, nil)
+    end
+    return cls:from_config(revive(config.config or {}, lookup))
+  end
   -- }====
 end
