@@ -245,6 +245,37 @@ describe("model:save / load_model (.keras)", function()
     assert.equal("vars/0", keys[#keys])          -- the model's own variable (bias)
   end)
 
+  it("a registered custom layer inside a Sequential; an unbuilt model is refused", function()
+    local Scale = tf.keras.layers.Layer:extend("SaveScale")
+    function Scale:init(opts)
+      opts = self:_options(opts, {"factor"}, 1)
+      self.factor = opts.factor or opts[1] or 1
+    end
+    function Scale:build(shape) self.w = self:add_weight("w", {shape[#shape]}, {initializer = "ones"}) end
+    function Scale:call(x) return x * self.w * self.factor end
+    function Scale:get_config()
+      local c = tf.keras.layers.Layer.get_config(self)
+      c.factor = self.factor
+      return c
+    end
+    saving.register_keras_serializable{package = "spec"}(Scale)
+    local m = tf.keras.Sequential{L.Dense{3, input_shape = {2}}, Scale{2.5}}
+    local x = tf.ones({2, 2})
+    m.layers[2].w:assign(tf.constant({1.0, 2.0, 3.0}))
+    m:save(path("custom_in_seq.keras"))
+    local m2 = tf.keras.models.load_model(path("custom_in_seq.keras"))
+    assert.equal(Scale, getmetatable(m2.layers[2]))
+    assert.equal(2.5, m2.layers[2].factor)
+    assert.is_true(same(m(x), m2(x)))
+    local a = tf.keras.Input({2})
+    local dup = tf.keras.Model(a, L.Dense{2, name = "d"}(L.Dense{2, name = "d"}(a)))
+    assert.tf_error("ValueError", "save: two layers have the path 'layers/d/' (layers in one model need unique names)",
+      function() dup:save(path("dup.keras")) end)
+    local u = tf.keras.Sequential{L.Dense{3}}
+    assert.tf_error("ValueError", "is not built: call it on data or model:build(shape) first",
+      function() u:save(path("unbuilt.keras")) end)
+  end)
+
   it("a class without get_config made with positional arguments is refused with a clear message", function()
     local P = tf.keras.Model:extend("SavePositional")
     function P:init(n) tf.keras.layers.Layer.init(self, {}); self.d = L.Dense{n} end

@@ -213,7 +213,7 @@ return function(tf)
   --- Array of {key =, var =} for every variable of `model`, by Keras 3's
   -- paths, each variable once (the first path that reaches it).
   local function model_weights(model)
-    local out, vseen, lseen = {}, {}, {}
+    local out, vseen, lseen, kseen = {}, {}, {}, {}
     local function visit(layer, prefix)
       if lseen[layer] then return end
       lseen[layer] = true
@@ -221,7 +221,13 @@ return function(tf)
       for i, v in ipairs(own) do
         if not vseen[v] then
           vseen[v] = true
-          out[#out + 1] = {key = prefix .. "vars/" .. (i - 1), var = v}
+          local key = prefix .. "vars/" .. (i - 1)
+          if kseen[key] then
+            raise("ValueError", sfmt("save: two layers have the path '%s' (layers in one model need unique names)",
+              prefix))
+          end
+          kseen[key] = true
+          out[#out + 1] = {key = key, var = v}
         end
       end
       for _, c in ipairs(named_children(layer)) do visit(c[2], prefix .. "layers/" .. c[1] .. "/") end
