@@ -10,9 +10,13 @@
 --            a reader bug)
 --   silent   a load that succeeded with a different model
 -- Damage: truncation at every length; bit flips of every byte; zeroed
--- ranges (lengths 1, 8, 64 and to the end) from every byte. --quick (for a
+-- ranges (lengths 1, 8, 64 and to the end) from every byte; then hostile
+-- configs in well-formed archives: each value of config.json replaced by
+-- one of another type or removed (a hostile config may load a different
+-- model; it must not raise anything but a luatf error). --quick (for a
 -- sanitizer run): every 7th truncation, one bit per byte (rotating with
--- the position), zeroed ranges of 8 bytes from every 5th byte.
+-- the position), zeroed ranges of 8 bytes from every 5th byte, every 3rd
+-- config value.
 --
 --   . scripts/env.sh; lua5.4 tools/fuzz/keras_corrupt.lua [--quick] [--verbose]
 -- Ends with "keras-corrupt: N loads, ..., F failures"; exits 1 when F > 0.
@@ -120,6 +124,63 @@ for i = 1, N, quick and 5 or 1 do
     local e = math.min(N, i + len - 1)
     if len == math.huge or i + len - 1 <= N then
       try(good:sub(1, i - 1) .. string.rep("\0", e - i + 1) .. good:sub(e + 1), ("bytes %d..%d zeroed"):format(i - 1, e - 1))
+    end
+  end
+end
+-- hostile configs in a well-formed archive: each leaf of config.json (and
+-- each table) replaced by a value of another type, or removed
+local zipm = require("tf.keras.saving_zip")(tf)
+local json = require("tf.keras.saving_json")(tf)
+local files, names = zipm.read(good)
+local config = json.decode(files["config.json"])
+local paths = {}
+local function collect(v, path)
+  paths[#paths + 1] = path
+  if type(v) == "table" then
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    for _, k in ipairs(keys) do collect(v[k], (function() local q = {table.unpack(path)}; q[#q + 1] = k; return q end)()) end
+  end
+end
+collect(config, {})
+local REPL = {"x", -1, 0.5, true, {}, {1, 2}, "__nil__"}
+local function deep(v)
+  if type(v) ~= "table" then return v end
+  local o = {}
+  for k, x in pairs(v) do o[k] = deep(x) end
+  return o
+end
+for pi, path in ipairs(paths) do
+  if #path > 0 and (not quick or pi % 3 == 1) then
+    for _, r in ipairs(REPL) do
+      local c = deep(config)
+      local t = c
+      for i = 1, #path - 1 do t = t[path[i]] end
+      if r == "__nil__" then t[path[#path]] = nil else t[path[#path]] = deep(r) end
+      local members = {}
+      for _, n in ipairs(names) do
+        members[#members + 1] = {n, n == "config.json" and json.encode(c) or files[n]}
+      end
+      local where = {}
+      for i, k in ipairs(path) do where[i] = tostring(k) end
+      local ok, err = pcall(function()
+        spit(path and dir .. "/m.keras", zipm.write(members))
+        local ok2, res = pcall(tf.keras.models.load_model, dir .. "/m.keras")
+        count.loads = count.loads + 1
+        if ok2 then
+          count.loaded = count.loaded + 1
+        else
+          count.refused = count.refused + 1
+          if not tf.errors.is_error(res) then
+            count.raw = count.raw + 1
+            report("config " .. table.concat(where, ".") .. " = " .. tostring(r), "a raw Lua error: " .. tostring(res))
+          else
+            kinds[res.kind] = (kinds[res.kind] or 0) + 1
+          end
+        end
+      end)
+      if not ok then io.stderr:write("keras-corrupt: " .. tostring(err) .. "\n") end
     end
   end
 end

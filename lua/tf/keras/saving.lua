@@ -699,12 +699,25 @@ return function(tf)
       build_model(m, config.build_config, path)
       return m
     end)
-    if not okd then tf.core.internal.ckpt_close(cf.file); error(model, 0) end
+    if not okd then
+      tf.core.internal.ckpt_close(cf.file)
+      if not tf.errors.is_error(model) then
+        -- a config no luatf code wrote: whatever it broke, a ValueError
+        bad(path, "config.json does not describe a model luatf can build (" .. tostring(model) .. ")")
+      end
+      error(model, 0)
+    end
     local wanted = model_weights(model)
     local cc = config.compile_config
     if cc and opts.compile ~= false then
       local okc2, err = pcall(compile_from_config, model, cc, lookup, path)
-      if not okc2 then tf.core.internal.ckpt_close(cf.file); error(err, 0) end
+      if not okc2 then
+        tf.core.internal.ckpt_close(cf.file)
+        if not tf.errors.is_error(err) then
+          bad(path, "config.json's compile_config cannot be compiled (" .. tostring(err) .. ")")
+        end
+        error(err, 0)
+      end
       for _, e in ipairs(optimizer_weights(model.optimizer, model, true)) do wanted[#wanted + 1] = e end
     elseif cf.entries then
       -- not compiled: the file's optimizer values are not wanted
