@@ -575,6 +575,24 @@ describe("model:save / load_model errors", function()
     assert.tf_error("ValueError", "unknown class 'pkg>Gone'", function() tf.keras.models.load_model(q) end)
   end)
 
+  it("a hostile config (values of the wrong type) is a luatf error, not a Lua runtime error", function()
+    local p = rewrite("config.json", function(s)
+      local t = json.decode(s)
+      t.compile_config.metrics = 5
+      return json.encode(t)
+    end)
+    assert.tf_error("ValueError", "config.json's compile_config cannot be compiled (",
+      function() tf.keras.models.load_model(p) end)
+    local q = rewrite("config.json", function(s)
+      local t = json.decode(s)
+      t.config.layers = 7
+      return json.encode(t)
+    end)
+    local ok, err = pcall(tf.keras.models.load_model, q)
+    assert.is_false(ok)
+    assert.is_true(tf.errors.is_error(err), tostring(err))
+  end)
+
   it("a .keras file written by Keras (HDF5 weights) is refused with the reason", function()
     write(path("fromkeras.keras"), zp.write({
       {"metadata.json", '{"keras_version": "3.3.3", "date_saved": "2024-05-01@10:00:00"}'},
