@@ -645,11 +645,13 @@ return function(tf)
           tostring(k)))
       end
     end
+    if has_suffix(path, ".h5") or has_suffix(path, ".hdf5") then
+      raise("ValueError", sfmt("load_model: '%s': luatf has no HDF5 (the legacy .h5 format); it loads .keras files " ..
+        "(model:save(\"name.keras\"))", path))
+    end
     if not has_suffix(path, ".keras") then
-      local d = io.open(path .. "/saved_model.pb", "rb") or io.open(path .. "/saved_model.json", "rb")
-      if d then d:close() end
-      if package.searchpath("tf.saved_model", package.path) and tf.saved_model and
-         (d or not file_exists(path)) then
+      -- TensorFlow 2 loads a SavedModel directory here
+      if package.searchpath("tf.saved_model", package.path) and tf.saved_model then
         return tf.saved_model.load(path)
       end
       raise("ValueError", sfmt("load_model: '%s' is not a .keras file: luatf loads whole models from .keras " ..
