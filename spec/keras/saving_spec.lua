@@ -276,6 +276,20 @@ describe("model:save / load_model (.keras)", function()
       function() u:save(path("unbuilt.keras")) end)
   end)
 
+  it("a config value no JSON holds is a ValueError naming where it is", function()
+    local Odd = tf.keras.layers.Layer:extend("SaveOdd")
+    function Odd:call(x) return x end
+    function Odd:get_config()
+      local c = tf.keras.layers.Layer.get_config(self)
+      c.handle = io.stdout
+      return c
+    end
+    saving.register_keras_serializable{package = "spec"}(Odd)
+    local m = tf.keras.Sequential{L.Dense{2, input_shape = {2}}, Odd{}}
+    assert.tf_error("ValueError", "save: config: cannot write a userdata (at config.config.layers[2].config.handle)",
+      function() m:save(path("odd.keras")) end)
+  end)
+
   it("a class without get_config made with positional arguments is refused with a clear message", function()
     local P = tf.keras.Model:extend("SavePositional")
     function P:init(n) tf.keras.layers.Layer.init(self, {}); self.d = L.Dense{n} end

@@ -458,7 +458,11 @@ return function(tf)
         for _, e in ipairs(optimizer_weights(st.optimizer, model, false)) do entries[#entries + 1] = e end
       end
     end
-    local config_text = json.encode(config, {convert = convert})
+    local okj, config_text = pcall(json.encode, config, {convert = convert})
+    if not okj then
+      if tf.errors.is_error(config_text) then error(config_text, 0) end
+      fail_save(tostring(config_text))   -- a value no JSON holds (userdata, a table that contains itself)
+    end
     local meta_text = json.encode({keras_version = KERAS_VERSION, format = FORMAT, format_version = FORMAT_VERSION,
                                    luatf_version = tostring(tf.__version__), weights = WEIGHTS,
                                    date_saved = os.date("!%Y-%m-%d@%H:%M:%S")})
