@@ -147,6 +147,8 @@ local function deep_equal(a, b, path)
 end
 
 describe("every layer class through a .keras file", function()
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+
   it("has a case for each class of tf.keras.layers", function()
     local missing = {}
     for name, cls in pairs(L) do

@@ -58,6 +58,8 @@ local OPT_ARGS = {
 }
 
 describe("compile state through a .keras file", function()
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+
   local opts = classes(K.optimizers, function(n, c) return c._name == n end)
   it("covers every optimizer class", function()
     for _, n in ipairs(opts) do assert.is_table(OPT_ARGS[n], "no case for optimizer " .. n) end

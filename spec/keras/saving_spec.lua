@@ -476,6 +476,8 @@ describe("model:save / load_model (.keras)", function()
 end)
 
 describe("model:save / load_model errors", function()
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+
   local m = seq_model()
   m:compile{optimizer = "adam", loss = "mse"}
   tf.keras.backend.clear_session()      -- names of the layers load_model makes: from the file
