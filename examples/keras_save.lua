@@ -55,7 +55,8 @@ local function build()
   return model
 end
 
-if not dir then
+local scratch = not dir
+if scratch then
   local p = io.popen("mktemp -d /tmp/luatf-keras-save-XXXXXX")
   dir = p:read("l")
   p:close()
@@ -78,4 +79,5 @@ local cmd = ("lua5.4 %s --resume %s"):format(arg[0], dir)
 local p = io.popen(cmd)
 io.write(p:read("a"))
 local ok = p:close()
+if scratch then os.execute("rm -rf '" .. dir .. "'") end
 if not ok then error("the resuming process failed") end
