@@ -276,6 +276,31 @@ describe("model:save / load_model (.keras)", function()
       function() u:save(path("unbuilt.keras")) end)
   end)
 
+  it("subclassed models first called on integer ids or on a dict of inputs are rebuilt for them", function()
+    local Emb = tf.keras.Model:extend("SaveEmb")
+    function Emb:init() tf.keras.layers.Layer.init(self, {}); self.e = L.Embedding{10, 3}; self.d = L.Dense{1} end
+    function Emb:call(x) return self.d(tf.reduce_mean(self.e(x), 2)) end
+    function Emb:get_config() return {} end
+    saving.register_keras_serializable{package = "spec"}(Emb)
+    local ids = tf.constant({{1, 2, 3}, {4, 5, 6}})
+    local e = Emb()
+    e(ids)
+    e:save(path("emb.keras"))
+    local e2 = tf.keras.models.load_model(path("emb.keras"))
+    assert.is_true(same(e(ids), e2(ids)))
+    local Dict = tf.keras.Model:extend("SaveDict")
+    function Dict:init() tf.keras.layers.Layer.init(self, {}); self.d = L.Dense{1} end
+    function Dict:call(x) return self.d(tf.concat({x.a, x.b}, 2)) end
+    function Dict:get_config() return {} end
+    saving.register_keras_serializable{package = "spec"}(Dict)
+    local xin = {a = tf.ones({2, 2}), b = tf.constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}})}
+    local d = Dict()
+    d(xin)
+    d:save(path("dict.keras"))
+    local d2 = tf.keras.models.load_model(path("dict.keras"))
+    assert.is_true(same(d(xin), d2(xin)))
+  end)
+
   it("a config value no JSON holds is a ValueError naming where it is", function()
     local Odd = tf.keras.layers.Layer:extend("SaveOdd")
     function Odd:call(x) return x end

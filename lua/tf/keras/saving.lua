@@ -539,7 +539,7 @@ return function(tf)
     end
     if not bc or bc.input_shape == nil then return end
     local shape, dtype = bc.input_shape, bc.dtype
-    if is_plain(shape) and (#shape == 0 or type(shape[1]) == "number") then
+    if is_plain(shape) and (next(shape) == nil or type(shape[1]) == "number") then
       local dt = tf.dtypes.as_dtype(dtype or "float32")
       if dt.is_floating and model._build_from_shapes then
         rawset(model, "_input_dtype", rawget(model, "_input_dtype") or dt)
