@@ -120,6 +120,19 @@ describe("compile state through a .keras file", function()
     end
   end)
 
+  it("a custom LearningRateSchedule class (made with extend) comes back by its name", function()
+    local Warmup = K.optimizers.schedules.LearningRateSchedule:extend("SaveWarmup", {
+      call = function(self, step) return self._config.peak * tf.minimum(1, (step + 1) / 4) end,
+    })
+    local m = model()
+    m:compile{optimizer = K.optimizers.Adam{learning_rate = Warmup{peak = 0.01}}, loss = "mse"}
+    m:save(dir .. "/warmup.keras")
+    local b = K.models.load_model(dir .. "/warmup.keras")
+    assert.equal(Warmup, getmetatable(b.optimizer.learning_rate))
+    assert.equal(m.optimizer.learning_rate(1):item(), b.optimizer.learning_rate(1):item())
+    assert.same({peak = 0.01}, b.optimizer.learning_rate:get_config())
+  end)
+
   it("every loss class comes back with its config", function()
     local names = classes(K.losses, function(n, c) return rawget(c, "_class") == n end)
     assert.is_true(#names >= 16)
