@@ -37,6 +37,14 @@ return function(tf)
     return tf.constant(x)
   end
 
+  -- tf.distribute's hooks (lua/tf/distribute/init.lua), once it is loaded
+  local function dist_hooks() return core.internal.distribute_fit end
+  -- the strategy in scope, when tf.distribute is loaded (nil: the default)
+  local function dist_now()
+    local d = dist_hooks()
+    return d and d.current()
+  end
+
   local function state_of(model, fname)
     local st = rawget(model, "_compile_state")
     if not st then
@@ -94,6 +102,7 @@ return function(tf)
     st.loss_tracker = keras.metrics.Mean{name = "loss"}
     T._compile_outputs(model, st, opts)
     st.run_eagerly = opts.run_eagerly or false
+    st.strategy = dist_now()   -- fit trains under the strategy compile ran in (as Keras)
     rawset(model, "_compile_state", st)
     rawset(model, "optimizer", st.optimizer)
     rawset(model, "compiled_loss", st.loss)
@@ -248,7 +257,10 @@ return function(tf)
       local xs, ys = x, y
       if do_shuffle and shuffle ~= false then
         -- Fisher-Yates from the seedable RNG (tf.random.set_seed)
-        local r = tf.random.uniform({n}, 0, 1, tf.float64):numpy()
+        local rt = tf.random.uniform({n}, 0, 1, tf.float64)
+        local s = dist_now()
+        if s then rt = dist_hooks().same(s, rt) end   -- every worker shuffles alike
+        local r = rt:numpy()
         local p = {}
         for i = 1, n do p[i] = i end
         for i = n, 2, -1 do
@@ -337,6 +349,8 @@ return function(tf)
       local xs, ys = x, y
       if do_shuffle and shuffle ~= false then
         local perm = tf.random.shuffle(tf.range(1, n + 1))
+        local s = dist_now()
+        if s then perm = dist_hooks().same(s, perm) end
         xs = smap(x, function(t) return tf.gather(t, perm) end)
         if y ~= nil then ys = smap(y, function(t) return tf.gather(t, perm) end) end
       end
@@ -507,9 +521,13 @@ return function(tf)
 
   local function train_function(model, st)
     if st.train_fn then return st.train_fn end
-    local function step(x, y, bs)
+    -- rscale (distributed fit, a worker's share of the global batch not
+    -- exactly 1/N of it): the loss differentiated is scaled by
+    -- N * local rows / global rows, so the mean of the workers' gradients is
+    -- the gradient of the global batch's mean loss
+    local function step(x, y, bs, rscale)
       local tape = tf.GradientTape()
-      local pred, parts, scaled
+      local pred, parts, scaled, gl
       local opt = st.optimizer
       local loss = tape:record(function()
         pred = model(x, {training = true})
@@ -521,10 +539,11 @@ return function(tf)
         end
         -- a LossScaleOptimizer differentiates the scaled loss
         if opt.get_scaled_loss then scaled = opt:get_scaled_loss(l) end
+        if rscale then gl = (scaled or l) * tf.cast(rscale, l.dtype) end
         return l
       end)
       local vars = model.trainable_variables
-      local grads = tape:gradient(scaled or loss, vars)
+      local grads = tape:gradient(gl or scaled or loss, vars)
       if scaled then grads = opt:get_unscaled_gradients(grads) end
       st.optimizer:apply_gradients(grads, vars)
       st.loss_tracker:update_state(loss, bs)
@@ -630,6 +649,14 @@ return function(tf)
     local epochs = opts.epochs or 1
     local batch_size = opts.batch_size or 32
     local verbose = verbosity(opts.verbose, "fit")
+    -- under a multi-worker strategy: its scope for the whole fit (variables
+    -- built lazily are mirrored), each global batch split over the workers,
+    -- progress shown by the chief only
+    local strategy = st.strategy or dist_now()
+    local dist = strategy and dist_hooks()
+    local _scope <close> = strategy and strategy:scope() or nil
+    local split = strategy ~= nil and strategy.num_replicas_in_sync > 1
+    if split and strategy.cluster_resolver.task_id ~= 0 then verbose = 0 end
 
     local val_src
     if opts.validation_split and opts.validation_split > 0 then
@@ -692,18 +719,33 @@ return function(tf)
       local function logs_now() return read_logs(st) end
       local step = 0
       for xb, yb in src:iter(opts.shuffle ~= false) do
+        local rscale
+        if split then
+          local size, n = strategy.num_replicas_in_sync, dist.rows(xb)
+          if n and n < size then goto next_batch end   -- fewer rows than workers: skipped by all
+          local _, k = dist.share(n, strategy.cluster_resolver.task_id, size)
+          if k * size ~= n then rscale = tf.constant(k * size / n, tf.float32) end
+          xb, yb = dist.split(strategy, xb), dist.split(strategy, yb)
+        end
         step = step + 1
         cb("on_train_batch_begin", step, {})
-        train(xb, yb, batch_size_of(xb))
+        train(xb, yb, batch_size_of(xb), rscale)
         cb("on_train_batch_end", step, batch_logs())
         shown.step(step, logs_now)
         if rawget(model, "stop_training") then break end
         if opts.steps_per_epoch and step >= opts.steps_per_epoch then break end
+        ::next_batch::
       end
       local elapsed = now() - t0
       if step == 0 then raise("ValueError", "fit: the training data produced no batches", 2) end
       src.steps = src.steps or step
       steps = steps or step
+      if split then   -- the epoch's metrics over every worker's batches
+        local ms = {st.loss_tracker}
+        for _, t in ipairs(out_trackers(st)) do ms[#ms + 1] = t end
+        for _, m in ipairs(st.metrics) do ms[#ms + 1] = m end
+        dist.sync_metrics(strategy, ms)
+      end
       local logs = read_logs(st)
       if val_src then
         run_test(model, st, val_src)

@@ -1,0 +1,134 @@
+-- tf.distribute in one process: the default strategy, OneDeviceStrategy and
+-- a MultiWorkerMirroredStrategy of one worker (started without mpirun);
+-- the multi-process behaviour is in equivalence_strategy_spec.lua.
+local tf = require("tf")
+local cases = require("distribute.workers.cases")
+
+local function err_of(f, ...)
+  local ok, e = pcall(f, ...)
+  assert.is_false(ok)
+  return e
+end
+
+describe("tf.distribute", function()
+  describe("the default strategy", function()
+    it("is current outside any scope, with one replica", function()
+      local s = tf.distribute.get_strategy()
+      assert.equals(1, s.num_replicas_in_sync)
+      assert.is_false(tf.distribute.has_strategy())
+      assert.equals("DefaultStrategy(num_replicas_in_sync=1)", tostring(s))
+    end)
+
+    it("runs a function with its arguments and returns its results", function()
+      local s = tf.distribute.get_strategy()
+      local a, b = s:run(function(x, y) return x + y, x * y end, {args = {tf.constant(2.0), tf.constant(3.0)}})
+      assert.equals(5, a:item())
+      assert.equals(6, b:item())
+    end)
+
+    it("reduces along an axis (SUM and MEAN) and gathers as the identity", function()
+      local s = tf.distribute.get_strategy()
+      local v = tf.constant({{1.0, 2.0}, {3.0, 5.0}})
+      assert.same({4, 7}, s:reduce("SUM", v, 1):totable())
+      assert.same({1.5, 4}, s:reduce("MEAN", v, {axis = 2}):totable())
+      assert.same({{1, 2}, {3, 5}}, s:reduce("SUM", v):totable())
+      assert.same({{1, 2}, {3, 5}}, s:gather(v, 1):totable())
+    end)
+
+    it("rejects an unknown reduce op, naming it", function()
+      local e = err_of(function() tf.distribute.get_strategy():reduce("MAX", 1) end)
+      assert.equals("ValueError", e.kind)
+      assert.equals("reduce: argument 1 ('reduce_op') must be \"SUM\" or \"MEAN\", got \"MAX\"", e.message)
+    end)
+
+    it("rejects unknown run options", function()
+      local e = err_of(function() tf.distribute.get_strategy():run(print, {argz = {}}) end)
+      assert.equals("TypeError", e.kind)
+      assert.equals("run: unknown option 'argz' (accepted: args, kwargs, options)", e.message)
+    end)
+  end)
+
+  describe("OneDeviceStrategy", function()
+    it("is current inside its scope (both forms) and gone after", function()
+      local s = tf.distribute.OneDeviceStrategy("/cpu:0")
+      do
+        local _ <close> = s:scope()
+        assert.equals(s, tf.distribute.get_strategy())
+        assert.is_true(tf.distribute.has_strategy())
+        assert.equals("/cpu:0", tf.current_device())
+      end
+      assert.is_false(tf.distribute.has_strategy())
+      assert.equals(7, s:scope(function() return 7 end))
+      assert.is_false(tf.distribute.has_strategy())
+    end)
+
+    it("refuses to enter a second strategy's scope inside the first", function()
+      local a, b = tf.distribute.OneDeviceStrategy(), tf.distribute.OneDeviceStrategy()
+      local e = err_of(function() a:scope(function() b:scope(function() end) end) end)
+      assert.equals("RuntimeError", e.kind)
+      assert.matches("Mixing different tf.distribute.Strategy objects", e.message, 1, true)
+      assert.is_false(tf.distribute.has_strategy())
+    end)
+
+    it("trains a custom loop to the same weights as no strategy", function()
+      local ref = cases.weights(cases.custom(tf.distribute.get_strategy(), "mlp", "adam"))
+      local got = cases.weights(cases.custom(tf.distribute.OneDeviceStrategy(), "mlp", "adam"))
+      assert.same(ref, got)
+    end)
+  end)
+
+  describe("MultiWorkerMirroredStrategy without mpirun", function()
+    local s = tf.distribute.MultiWorkerMirroredStrategy()
+
+    it("is one worker, the chief", function()
+      assert.equals(1, s.num_replicas_in_sync)
+      assert.equals(0, s.cluster_resolver.task_id)
+      assert.equals("worker", s.cluster_resolver.task_type)
+      assert.equals("MultiWorkerMirroredStrategy(num_replicas_in_sync=1, task_id=0)", tostring(s))
+    end)
+
+    it("mirrors variables created in its scope", function()
+      local v = s:scope(function() return tf.Variable(1.5) end)
+      local w = tf.Variable(2.5)
+      assert.is_true(tf.distribute._is_mirrored(v))
+      assert.is_false(tf.distribute._is_mirrored(w))
+    end)
+
+    it("distributes a dataset of global batches unchanged", function()
+      local ds = tf.data.Dataset.range(0, 10):batch(4)
+      local dist = s:experimental_distribute_dataset(ds)
+      local got = {}
+      for x in dist:iter() do got[#got + 1] = x:totable() end
+      assert.same({{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}, got)
+      assert.equals(3, dist:cardinality())
+    end)
+
+    it("rejects an unknown auto_shard_policy", function()
+      local e = err_of(function()
+        s:experimental_distribute_dataset(tf.data.Dataset.range(0, 4), {auto_shard_policy = "ROWS"})
+      end)
+      assert.equals("ValueError", e.kind)
+      assert.equals("experimental_distribute_dataset: unknown auto_shard_policy \"ROWS\" (accepted: AUTO, DATA, OFF)",
+        e.message)
+    end)
+
+    it("fits in its scope to the same weights as without it", function()
+      local ref, lref = cases.fit(tf.distribute.get_strategy(), "mlp", "sgd")
+      local got, lgot = cases.fit(s, "mlp", "sgd")
+      assert.same(cases.weights(ref), cases.weights(got))
+      assert.equals(lref, lgot)
+    end)
+  end)
+
+  describe("the split of a global batch", function()
+    it("gives each worker a contiguous part, the first ones one row more", function()
+      local share = tf.distribute._share
+      -- 10 rows over 3 workers: 4, 3, 3
+      assert.same({1, 4}, {share(10, 0, 3)})
+      assert.same({5, 3}, {share(10, 1, 3)})
+      assert.same({8, 3}, {share(10, 2, 3)})
+      -- 2 rows over 3 workers: the last has none
+      assert.same({3, 0}, {share(2, 2, 3)})
+    end)
+  end)
+end)

@@ -1,0 +1,108 @@
+-- spec/distribute/workers/cases.lua: the training runs the strategy specs
+-- compare: the same code runs in one process (the default strategy: the
+-- reference) and in every worker of an MPI job (MultiWorkerMirroredStrategy).
+-- Data come from a seeded LCG, so every process sees the same global batches.
+local tf = require("tf")
+local M = {}
+
+M.STEPS = 20
+M.BATCH = 12          -- the global batch: a multiple of 2 and of 3
+
+local function lcg(seed)
+  local s = seed
+  return function()
+    s = (s * 1103515245 + 12345) % 2147483648
+    return s / 1073741824 - 1
+  end
+end
+
+--- The data of a case: n examples, features of 'shape', 'classes' labels (1-based).
+function M.data(kind, n)
+  local r = lcg(kind == "mlp" and 7 or 11)
+  local dims = kind == "mlp" and {n, 8} or {n, 12, 12, 1}
+  local count = 1
+  for _, d in ipairs(dims) do count = count * d end
+  local xs = {}
+  for i = 1, count do xs[i] = r() end
+  local ys = {}
+  for i = 1, n do ys[i] = math.floor((r() + 1) * 2.5) % 5 + 1 end
+  return tf.reshape(tf.constant(xs, tf.float32), dims), tf.constant(ys, tf.int64)
+end
+
+--- The model of a case (MLP, or the MNIST convnet shape without dropout:
+-- dropout's masks are random per worker), built with fixed initial values.
+function M.model(kind)
+  local L = tf.keras.layers
+  tf.random.set_seed(3)
+  if kind == "mlp" then
+    return tf.keras.Sequential{L.Input{shape = {8}}, L.Dense{16, activation = "relu"}, L.Dense{5}}
+  end
+  return tf.keras.Sequential{
+    L.Input{shape = {12, 12, 1}},
+    L.Conv2D{4, {3, 3}, activation = "relu"},
+    L.MaxPooling2D{pool_size = {2, 2}},
+    L.Conv2D{8, {3, 3}, activation = "relu"},
+    L.Flatten{},
+    L.Dense{5},
+  }
+end
+
+function M.optimizer(name)
+  if name == "sgd" then return tf.keras.optimizers.SGD{learning_rate = 0.1} end
+  return tf.keras.optimizers.Adam{learning_rate = 0.01}
+end
+
+--- Train a custom loop (strategy:run over a distributed dataset, tf.fn
+-- step) for M.STEPS steps; 'each' (optional) is called after every step.
+-- Returns the model.
+function M.custom(strategy, kind, opt_name, each)
+  local model, opt
+  strategy:scope(function()
+    model = M.model(kind)
+    opt = M.optimizer(opt_name)
+  end)
+  local loss_fn = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true}
+  local x, y = M.data(kind, M.STEPS * M.BATCH)
+  local ds = tf.data.Dataset.from_tensor_slices({x, y}):batch(M.BATCH)
+  local dist = strategy:experimental_distribute_dataset(ds)
+  local step = tf.fn(function(xb, yb)
+    local function replica(a, b)
+      local tape = tf.GradientTape()
+      local loss = tape:record(function() return loss_fn(b, model(a, {training = true})) end)
+      local vars = model.trainable_variables
+      opt:apply_gradients(tape:gradient(loss, vars), vars)
+      return loss
+    end
+    local l = strategy:run(replica, {args = {xb, yb}})
+    return strategy:reduce("MEAN", l)
+  end)
+  local i = 0
+  for xb, yb in dist:iter() do
+    step(xb, yb)
+    i = i + 1
+    if each then each(i, model) end
+  end
+  return model
+end
+
+--- Train with compile/fit (global batch M.BATCH, no shuffle) for M.STEPS steps.
+function M.fit(strategy, kind, opt_name)
+  local model
+  strategy:scope(function()
+    model = M.model(kind)
+    model:compile{optimizer = M.optimizer(opt_name),
+                  loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true}}
+  end)
+  local x, y = M.data(kind, M.STEPS * M.BATCH)
+  local h = model:fit(x, y, {batch_size = M.BATCH, epochs = 1, shuffle = false, verbose = 0})
+  return model, h.history.loss[1]
+end
+
+--- The model's weights as flat Lua arrays.
+function M.weights(model)
+  local out = {}
+  for i, v in ipairs(model.trainable_variables) do out[i] = tf.reshape(v:value(), {-1}):totable() end
+  return out
+end
+
+return M
