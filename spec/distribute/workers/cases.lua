@@ -53,17 +53,22 @@ function M.optimizer(name)
 end
 
 --- Train a custom loop (strategy:run over a distributed dataset, tf.fn
--- step) for M.STEPS steps; 'each' (optional) is called after every step.
--- Returns the model.
-function M.custom(strategy, kind, opt_name, each)
-  local model, opt
-  strategy:scope(function()
-    model = M.model(kind)
-    opt = M.optimizer(opt_name)
-  end)
+-- step) on global batches first..last (default 1..M.STEPS); 'each'
+-- (optional) is called after every step. 'o' may hold a model and an
+-- optimizer to continue (o.model, o.opt). Returns the model and optimizer.
+function M.custom(strategy, kind, opt_name, each, o)
+  o = o or {}
+  local first, last = o.first or 1, o.last or M.STEPS
+  local model, opt = o.model, o.opt
+  if not model then
+    strategy:scope(function()
+      model = M.model(kind)
+      opt = M.optimizer(opt_name)
+    end)
+  end
   local loss_fn = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true}
   local x, y = M.data(kind, M.STEPS * M.BATCH)
-  local ds = tf.data.Dataset.from_tensor_slices({x, y}):batch(M.BATCH)
+  local ds = tf.data.Dataset.from_tensor_slices({x, y}):batch(M.BATCH):skip(first - 1):take(last - first + 1)
   local dist = strategy:experimental_distribute_dataset(ds)
   local step = tf.fn(function(xb, yb)
     local function replica(a, b)
@@ -82,7 +87,7 @@ function M.custom(strategy, kind, opt_name, each)
     i = i + 1
     if each then each(i, model) end
   end
-  return model
+  return model, opt
 end
 
 --- Train with compile/fit (global batch M.BATCH, no shuffle) for M.STEPS steps.

@@ -1,0 +1,77 @@
+-- MultiWorkerMirroredStrategy under mpirun -np 2 and 3: N workers with a
+-- global batch B (12) end 20 steps with the weights of one process with
+-- batch B (MLP and convnet, SGD and Adam, a custom loop; and compile/fit),
+-- within 1e-5 relative + 1e-7 absolute; after every step the workers'
+-- weights (gathered) are identical.
+local tf = require("tf")
+local cases = require("distribute.workers.cases")
+local mpi = require("distribute.mpi_support")
+
+local RTOL, ATOL = 1e-5, 1e-7
+
+local function flat(ws)
+  local out = {}
+  for _, w in ipairs(ws) do for _, x in ipairs(w) do out[#out + 1] = x end end
+  return out
+end
+
+-- the worst |a - b| / (ATOL + RTOL |b|) (<= 1 passes) and where
+local function worst(got, ref)
+  assert.equals(#ref, #got)
+  local m, at = 0, 0
+  for i = 1, #ref do
+    local r = math.abs(got[i] - ref[i]) / (ATOL + RTOL * math.abs(ref[i]))
+    if r > m then m, at = r, i end
+  end
+  return m, at
+end
+
+describe("MultiWorkerMirroredStrategy", function()
+  local why = mpi.unavailable()
+  if why then
+    pending("multi-process specs skipped: " .. why)
+    return
+  end
+
+  -- references: one process, the default strategy, the same global batches
+  local refs = {}
+  local default = tf.distribute.get_strategy()
+  for _, kind in ipairs({"mlp", "conv"}) do
+    for _, opt in ipairs({"sgd", "adam"}) do
+      refs[kind .. "_" .. opt] = flat(cases.weights(cases.custom(default, kind, opt)))
+    end
+  end
+  local fit_model, fit_loss = cases.fit(default, "mlp", "adam")
+  refs.fit_mlp_adam = flat(cases.weights(fit_model))
+
+  for _, np in ipairs({2, 3}) do
+    describe(("with %d workers"):format(np), function()
+      local dir = mpi.tmpdir()
+      local ok, out = mpi.run(np, "spec/distribute/workers/equivalence.lua", {dir})
+
+      it("runs every worker to the end", function()
+        assert.is_true(ok, out)
+      end)
+
+      for _, name in ipairs({"mlp_sgd", "mlp_adam", "conv_sgd", "conv_adam"}) do
+        it(("trains %s (custom loop) to one process's weights, identical on every worker"):format(name), function()
+          local got, words = mpi.read_numbers(dir .. "/" .. name .. ".txt")
+          assert.is_not_nil(got, out)
+          assert.equals(("workers %d"):format(np), words[1])
+          assert.equals("mirror ok", words[2])
+          local m, at = worst(got, refs[name])
+          assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs[name][at]))
+        end)
+      end
+
+      it("trains with compile/fit to one process's weights and loss", function()
+        local got, words = mpi.read_numbers(dir .. "/fit_mlp_adam.txt")
+        assert.is_not_nil(got, out)
+        local m, at = worst(got, refs.fit_mlp_adam)
+        assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs.fit_mlp_adam[at]))
+        local loss = tonumber(words[2]:match("^loss (.*)$"))
+        assert.near(fit_loss, loss, 1e-5 * math.abs(fit_loss))
+      end)
+    end)
+  end
+end)
