@@ -43,6 +43,8 @@ describe("MultiWorkerMirroredStrategy", function()
   end
   local fit_model, fit_loss = cases.fit(default, "mlp", "adam")
   refs.fit_mlp_adam = flat(cases.weights(fit_model))
+  local part_model, part_loss = cases.fit(default, "mlp", "sgd", 5)
+  refs.fit_partial = flat(cases.weights(part_model))
 
   for _, np in ipairs({2, 3}) do
     describe(("with %d workers"):format(np), function()
@@ -71,6 +73,15 @@ describe("MultiWorkerMirroredStrategy", function()
         assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs.fit_mlp_adam[at]))
         local loss = tonumber(words[2]:match("^loss (.*)$"))
         assert.near(fit_loss, loss, 1e-5 * math.abs(fit_loss))
+      end)
+
+      it("fits a last batch that does not split evenly to one process's weights and loss", function()
+        local got, words = mpi.read_numbers(dir .. "/fit_partial.txt")
+        assert.is_not_nil(got, out)
+        local m, at = worst(got, refs.fit_partial)
+        assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs.fit_partial[at]))
+        local loss = tonumber(words[2]:match("^loss (.*)$"))
+        assert.near(part_loss, loss, 1e-5 * math.abs(part_loss))
       end)
     end)
   end

@@ -91,14 +91,15 @@ function M.custom(strategy, kind, opt_name, each, o)
 end
 
 --- Train with compile/fit (global batch M.BATCH, no shuffle) for M.STEPS steps.
-function M.fit(strategy, kind, opt_name)
+-- 'extra' rows past M.STEPS global batches make a last partial batch.
+function M.fit(strategy, kind, opt_name, extra)
   local model
   strategy:scope(function()
     model = M.model(kind)
     model:compile{optimizer = M.optimizer(opt_name),
                   loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true}}
   end)
-  local x, y = M.data(kind, M.STEPS * M.BATCH)
+  local x, y = M.data(kind, M.STEPS * M.BATCH + (extra or 0))
   local h = model:fit(x, y, {batch_size = M.BATCH, epochs = 1, shuffle = false, verbose = 0})
   return model, h.history.loss[1]
 end
