@@ -73,6 +73,17 @@ describe("MultiWorkerMirroredStrategy", function()
         assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs.fit_mlp_adam[at]))
         local loss = tonumber(words[2]:match("^loss (.*)$"))
         assert.near(fit_loss, loss, 1e-5 * math.abs(fit_loss))
+        assert.equals(("rows %d"):format(cases.STEPS * cases.BATCH // np), words[3])   -- the chief's share
+      end)
+
+      it("fits a dataset of global batches to one process's weights and loss", function()
+        local got, words = mpi.read_numbers(dir .. "/fit_dataset.txt")
+        assert.is_not_nil(got, out)
+        local m, at = worst(got, refs.fit_mlp_adam)
+        assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs.fit_mlp_adam[at]))
+        local loss = tonumber(words[2]:match("^loss (.*)$"))
+        assert.near(fit_loss, loss, 1e-5 * math.abs(fit_loss))
+        assert.equals(("rows %d"):format(cases.STEPS * cases.BATCH // np), words[3])   -- the chief's share
       end)
 
       it("fits a last batch that does not split evenly to one process's weights and loss", function()
@@ -82,6 +93,8 @@ describe("MultiWorkerMirroredStrategy", function()
         assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs.fit_partial[at]))
         local loss = tonumber(words[2]:match("^loss (.*)$"))
         assert.near(part_loss, loss, 1e-5 * math.abs(part_loss))
+        -- the chief's share: 12 / np rows of 20 batches, then 3 of 5 (2 workers) or 2 of 5 (3)
+        assert.equals(("rows %d"):format(cases.STEPS * cases.BATCH // np + (np == 2 and 3 or 2)), words[3])
       end)
     end)
   end

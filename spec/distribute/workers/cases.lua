@@ -91,7 +91,8 @@ function M.custom(strategy, kind, opt_name, each, o)
 end
 
 --- Train with compile/fit (global batch M.BATCH, no shuffle) for M.STEPS steps.
--- 'extra' rows past M.STEPS global batches make a last partial batch.
+-- 'extra' rows past M.STEPS global batches make a last partial batch;
+-- extra = "dataset": fit reads the global batches from a tf.data.Dataset.
 function M.fit(strategy, kind, opt_name, extra)
   local model
   strategy:scope(function()
@@ -99,9 +100,22 @@ function M.fit(strategy, kind, opt_name, extra)
     model:compile{optimizer = M.optimizer(opt_name),
                   loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true}}
   end)
-  local x, y = M.data(kind, M.STEPS * M.BATCH + (extra or 0))
-  local h = model:fit(x, y, {batch_size = M.BATCH, epochs = 1, shuffle = false, verbose = 0})
-  return model, h.history.loss[1]
+  local x, y = M.data(kind, M.STEPS * M.BATCH + (math.type(extra) == "integer" and extra or 0))
+  local h
+  -- the rows this worker trained on (the loss tracker's count before the
+  -- epoch's end sums it over the workers)
+  local rows = 0
+  local cb = tf.keras.callbacks.LambdaCallback{on_train_batch_end = function()
+    rows = rawget(model, "_compile_state").loss_tracker.count:item()
+  end}
+  if extra == "dataset" then   -- global batches from a dataset
+    x, y = M.data(kind, M.STEPS * M.BATCH)
+    h = model:fit(tf.data.Dataset.from_tensor_slices({x, y}):batch(M.BATCH), {epochs = 1, verbose = 0,
+                  callbacks = {cb}})
+  else
+    h = model:fit(x, y, {batch_size = M.BATCH, epochs = 1, shuffle = false, verbose = 0, callbacks = {cb}})
+  end
+  return model, h.history.loss[1], rows
 end
 
 --- The model's weights as flat Lua arrays.
