@@ -1,6 +1,7 @@
 -- Distributed datasets under mpirun -np 2 and 3: in every epoch the
 -- workers' shards cover every example exactly once, with auto-sharding
--- (each worker its part of every global batch) and by hand (ds:shard).
+-- (each worker its part of every global batch) and by hand (ds:shard);
+-- strategy:reduce along an axis and strategy:gather inside tf.fn.
 local mpi = require("distribute.mpi_support")
 
 describe("experimental_distribute_dataset over workers", function()
@@ -21,7 +22,10 @@ describe("experimental_distribute_dataset over workers", function()
       assert.is_true(ok, out)
       local lines = {}
       for l in io.lines(out_file) do lines[#lines + 1] = l end
-      assert.same({"auto 1: " .. expected, "hand 1: " .. expected, "auto 2: " .. expected, "hand 2: " .. expected},
+      local gathered = {}
+      for r = 0, np - 1 do gathered[#gathered + 1] = ("%d 1"):format(r) end
+      assert.same({"auto 1: " .. expected, "hand 1: " .. expected, "auto 2: " .. expected, "hand 2: " .. expected,
+                   ("traced mean: %g 1"):format((np - 1) / 2), "traced gather: " .. table.concat(gathered, " ")},
         lines)
     end)
   end

@@ -132,3 +132,13 @@ describe("tf.distribute", function()
     end)
   end)
 end)
+
+describe("tf.distribute inside tf.fn", function()
+  it("reduces MEAN along an axis of unknown size", function()
+    local s = tf.distribute.MultiWorkerMirroredStrategy()
+    local f = tf.fn(function(x) return s:reduce("MEAN", x, 1) end,
+      {input_signature = {tf.TensorSpec({tf.None, 2}, tf.float32)}})
+    assert.same({2, 3}, f(tf.constant({{1.0, 2.0}, {3.0, 4.0}})):totable())
+    assert.same({{1, 2}}, s:gather(tf.constant({{1.0, 2.0}}), 1):totable())
+  end)
+end)

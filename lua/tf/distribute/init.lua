@@ -181,11 +181,14 @@ return function(tf)
   --- The replica's values of a run result (a one-entry list: one replica per worker).
   function Strategy:experimental_local_results(v) return {v} end
 
-  -- reduce along 'axis' (1-based) first: (sum, count)
+  -- reduce along 'axis' (1-based) first: (sum, count); the count is a
+  -- tensor when the dimension is unknown (inside tf.fn)
   local function local_reduce(v, axis)
     if axis == nil then return v, nil end
     local s = tf.reduce_sum(v, {axis = axis})
-    local n = v.shape[axis < 0 and #v.shape + axis + 1 or axis]
+    local a = axis < 0 and #v.shape + axis + 1 or axis
+    local n = v.shape[a]
+    if n == nil then n = tf.gather(tf.shape(v), a) end
     return s, n
   end
 
@@ -205,13 +208,13 @@ return function(tf)
       v = as_tensor(v)
       local s, n = local_reduce(v, axis)
       if not coll then
-        if op == "MEAN" and n then return s / tf.cast(n, s.dtype) end
+        if op == "MEAN" and n then return s / (tf.is_tensor(n) and tf.cast(n, s.dtype) or n) end
         return s
       end
       if op == "SUM" then return coll.all_reduce(s, "SUM") end
       if n == nil then return coll.all_reduce(s, "MEAN") end
       local total = coll.all_reduce(s, "SUM")
-      local count = coll.all_reduce(tf.constant(n, tf.float64), "SUM")
+      local count = coll.all_reduce(tf.is_tensor(n) and tf.cast(n, tf.float64) or tf.constant(n, tf.float64), "SUM")
       return total / tf.cast(count, total.dtype)
     end)
   end
@@ -238,7 +241,19 @@ return function(tf)
         for d = 1, r do if d ~= a then perm[#perm + 1] = d end end
         v = tf.transpose(v, perm)
       end
-      -- sizes may differ (a last partial batch): pad to the largest, gather, cut
+      -- sizes may differ (a last partial batch): pad to the largest, gather,
+      -- cut (eagerly; inside tf.fn the sizes must be equal)
+      if core.is_tracing() or v:is_symbolic() then
+        local g = coll.all_gather(v)
+        if a ~= 1 then
+          local inv = {}
+          for d = 2, a do inv[d - 1] = d end
+          inv[a] = 1
+          for d = a + 1, r do inv[d] = d end
+          g = tf.transpose(g, inv)
+        end
+        return g
+      end
       local sizes = coll.all_gather(tf.constant({v.shape[1]}, tf.int64)):totable()
       local m, same = 0, true
       for _, k in ipairs(sizes) do m = math.max(m, k); if k ~= sizes[1] then same = false end end

@@ -32,6 +32,13 @@ for epoch = 1, 2 do
     record(e[1], epoch, seen)
   end
 end
+-- reduce along an axis and gather along axis 2 inside tf.fn (a None batch dimension)
+local f = tf.fn(function(x) return strategy:reduce("MEAN", x, 1), strategy:gather(x, 2) end,
+  {input_signature = {tf.TensorSpec({tf.None, 2}, tf.float32)}})
+local m, g = f(tf.constant({{rank * 1.0, 1.0}}))
+local function join(t) local o = {} for i, v in ipairs(t) do o[i] = ("%g"):format(v) end return table.concat(o, " ") end
+lines[#lines + 1] = "traced mean: " .. join(m:totable())
+lines[#lines + 1] = "traced gather: " .. join(g:totable()[1])
 if rank == 0 then
   local f = assert(io.open(out, "w"))
   f:write(table.concat(lines, "\n"), "\n")
