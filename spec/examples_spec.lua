@@ -200,6 +200,8 @@ describe("examples", function()
     assert.truthy(out:find("2 worker(s), global batch 64", 1, true), out)
     local _, lines = out:gsub("Test accuracy", "")
     assert.equals(1, lines)   -- the chief alone prints
+    local _, epochs = out:gsub("Epoch 1/1 %- 16 steps", "")
+    assert.equals(1, epochs, out)   -- fit's progress: the chief's only
     -- the single process's accuracy (dropout's masks differ, so not the same digits)
     assert.is_true(tonumber(out:match("Test accuracy: ([%d.]+)")) > single - 0.1, out)
     out, ok = run("examples/distributed_mnist_custom.lua", "CKPT_DIR=" .. dir .. " " .. mpirun)
