@@ -28,7 +28,9 @@ trap 'rm -rf "$logs"' EXIT
 for np in ${MPI_SPECS_NP:-2 3}; do
   start=$(date +%s)
   # one BLAS/pool thread per rank: the ranks share this machine's cores
-  OPENBLAS_NUM_THREADS=1 LTF_NUM_THREADS=${LTF_NUM_THREADS:-1} timeout ${MPI_SPECS_TIMEOUT:-600} \
+  # LTF_MPI_TIMEOUT: a collective left waiting by a failed rank gives up in 60 s
+  OPENBLAS_NUM_THREADS=1 LTF_NUM_THREADS=${LTF_NUM_THREADS:-1} LTF_MPI_TIMEOUT=${LTF_MPI_TIMEOUT:-60} \
+    timeout ${MPI_SPECS_TIMEOUT:-300} \
     mpirun --allow-run-as-root --oversubscribe -np "$np" \
     sh -c 'exec lua5.4 /usr/bin/busted -o TAP "$@" > "'"$logs"'/np'"$np"'.rank$OMPI_COMM_WORLD_RANK.log" 2>&1' sh "${files[@]}"
   rc=$?
