@@ -286,8 +286,16 @@ static void at_exit(void) {
     int fin = 0;
     MPI_Finalized(&fin);
     if (!S.inited || fin) return;
+    char err[600];
+    MPI_Request req;
+    /* MPI_Finalize waits for every peer: first a barrier that watches them
+    ** (a peer lost, or stuck in a collective this rank never made, would
+    ** otherwise hang the exit); leave without finalizing when it fails */
+    if (!S.lost[0] && (MPI_Ibarrier(S.comm, &req) != MPI_SUCCESS || wait_req(&req, "exit", err, sizeof err) != LTF_OK) &&
+        !S.lost[0])
+        snprintf(S.lost, sizeof S.lost, "the exit barrier failed");
     if (S.lost[0]) {
-        /* MPI_Finalize would wait for the lost peer: leave without it */
+        fprintf(stderr, "tf/mpi.so: rank %d leaves without MPI_Finalize: %s\n", S.rank, S.lost);
         fflush(NULL);
         _exit(1);
     }
