@@ -3,8 +3,21 @@
 -- machine), and knowing when that cannot be done (then the spec is pending).
 local M = {}
 
+--- The size of the MPI job this process is a rank of (nil: not started by mpirun/srun).
+function M.job_size()
+  for _, k in ipairs({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) do
+    local v = tonumber(os.getenv(k) or "")
+    if v then return v end
+  end
+  return nil
+end
+
 --- nil when multi-process specs can run, else the reason they cannot.
 function M.unavailable()
+  if M.job_size() then
+    return "this process is a rank of an MPI job (scripts/mpi-specs.sh); the spec starts its own mpirun " ..
+      "when run by plain busted"
+  end
   if not os.execute("command -v mpirun >/dev/null 2>&1") then return "mpirun not found (apt-get install openmpi-bin)" end
   if not package.searchpath("tf.distribute.collective", package.path) then
     return "tf.distribute.collective (the MPI module) is not installed"

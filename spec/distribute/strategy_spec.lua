@@ -78,6 +78,10 @@ describe("tf.distribute", function()
   end)
 
   describe("MultiWorkerMirroredStrategy without mpirun", function()
+    if require("distribute.mpi_support").job_size() then
+      pending("started by mpirun (scripts/mpi-specs.sh): the one-worker cases need a plain busted run")
+      return
+    end
     local s = tf.distribute.MultiWorkerMirroredStrategy()
 
     it("is one worker, the chief", function()
@@ -135,6 +139,10 @@ end)
 
 describe("tf.distribute inside tf.fn", function()
   it("reduces MEAN along an axis of unknown size", function()
+    if require("distribute.mpi_support").job_size() then
+      pending("started by mpirun: dataset_strategy_spec.lua covers this on several workers")
+      return
+    end
     local s = tf.distribute.MultiWorkerMirroredStrategy()
     local f = tf.fn(function(x) return s:reduce("MEAN", x, 1) end,
       {input_signature = {tf.TensorSpec({tf.None, 2}, tf.float32)}})
