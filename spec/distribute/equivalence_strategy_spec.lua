@@ -41,7 +41,7 @@ describe("MultiWorkerMirroredStrategy", function()
       refs[kind .. "_" .. opt] = flat(cases.weights(cases.custom(default, kind, opt)))
     end
   end
-  local fit_model, fit_loss = cases.fit(default, "mlp", "adam")
+  local fit_model, fit_loss, _, fit_eval = cases.fit(default, "mlp", "adam")
   refs.fit_mlp_adam = flat(cases.weights(fit_model))
   local part_model, part_loss = cases.fit(default, "mlp", "sgd", 5)
   refs.fit_partial = flat(cases.weights(part_model))
@@ -74,6 +74,10 @@ describe("MultiWorkerMirroredStrategy", function()
         local loss = tonumber(words[2]:match("^loss (.*)$"))
         assert.near(fit_loss, loss, 1e-5 * math.abs(fit_loss))
         assert.equals(("rows %d"):format(cases.STEPS * cases.BATCH // np), words[3])   -- the chief's share
+        -- evaluate: each worker its part of every batch, the metrics summed
+        local el, ea = words[4]:match("^eval (%S+) (%S+)$")
+        assert.near(fit_eval[1], tonumber(el), 1e-5 * math.abs(fit_eval[1]))
+        assert.near(fit_eval[2], tonumber(ea), 1e-6)
       end)
 
       it("fits a dataset of global batches to one process's weights and loss", function()
@@ -84,6 +88,10 @@ describe("MultiWorkerMirroredStrategy", function()
         local loss = tonumber(words[2]:match("^loss (.*)$"))
         assert.near(fit_loss, loss, 1e-5 * math.abs(fit_loss))
         assert.equals(("rows %d"):format(cases.STEPS * cases.BATCH // np), words[3])   -- the chief's share
+        -- evaluate: each worker its part of every batch, the metrics summed
+        local el, ea = words[4]:match("^eval (%S+) (%S+)$")
+        assert.near(fit_eval[1], tonumber(el), 1e-5 * math.abs(fit_eval[1]))
+        assert.near(fit_eval[2], tonumber(ea), 1e-6)
       end)
 
       it("fits a last batch that does not split evenly to one process's weights and loss", function()

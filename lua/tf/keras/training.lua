@@ -606,14 +606,31 @@ return function(tf)
   end
 
   --- Run 'fn' over 'src' once (evaluation); returns nothing (state in metrics).
-  local function run_test(model, st, src, each)
+  -- Under a multi-worker strategy ('strategy'), each worker evaluates its
+  -- part of every batch (none: it skips the batch) and the metrics' states
+  -- are then summed over the workers.
+  local function run_test(model, st, src, each, strategy)
     reset_metrics(st)
     local fn = test_function(model, st)
     local step = 0
+    local split = strategy ~= nil and strategy.num_replicas_in_sync > 1
+    local dist = split and dist_hooks()
     for x, y in src:iter(false) do
-      fn(x, y, batch_size_of(x))
+      if split then
+        local _, k = dist.share(dist.rows(x) or 0, strategy.cluster_resolver.task_id, strategy.num_replicas_in_sync)
+        x, y = dist.split(strategy, x), dist.split(strategy, y)
+        if k > 0 then fn(x, y, batch_size_of(x)) end
+      else
+        fn(x, y, batch_size_of(x))
+      end
       step = step + 1
       if each and each(step) then break end
+    end
+    if split then
+      local ms = {st.loss_tracker}
+      for _, t in ipairs(out_trackers(st)) do ms[#ms + 1] = t end
+      for _, m in ipairs(st.metrics) do ms[#ms + 1] = m end
+      dist.sync_metrics(strategy, ms)
     end
     return step
   end
@@ -748,7 +765,7 @@ return function(tf)
       end
       local logs = read_logs(st)
       if val_src then
-        run_test(model, st, val_src)
+        run_test(model, st, val_src, nil, split and strategy or nil)
         for k, v in pairs(read_logs(st, "val_")) do logs[k] = v end
       end
       if verbose == 1 then
@@ -786,6 +803,12 @@ return function(tf)
     opts = opts or {}
     check_keys("evaluate", opts, EVALUATE_KEYS)
     local verbose = verbosity(opts.verbose, "evaluate")
+    -- under a multi-worker strategy: each batch split over the workers, the
+    -- chief's progress only (as fit)
+    local strategy = st.strategy or dist_now()
+    if strategy and strategy.num_replicas_in_sync == 1 then strategy = nil end
+    local _scope <close> = strategy and strategy:scope() or nil
+    if strategy and strategy.cluster_resolver.task_id ~= 0 then verbose = 0 end
     local src = make_source("evaluate", x, y, opts.batch_size or 32, false)
     local names = metric_names(st)
     local steps = opts.steps or src.steps
@@ -793,7 +816,7 @@ return function(tf)
     local n = run_test(model, st, src, function(step)
       bar_.step(step, function() return read_logs(st) end)
       if opts.steps and step >= opts.steps then return true end
-    end)
+    end, strategy)
     local logs = read_logs(st)
     bar_.done(n, logs)
     if opts.return_dict then return logs end

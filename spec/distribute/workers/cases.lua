@@ -98,7 +98,7 @@ function M.fit(strategy, kind, opt_name, extra)
   strategy:scope(function()
     model = M.model(kind)
     model:compile{optimizer = M.optimizer(opt_name),
-                  loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true}}
+                  loss = tf.keras.losses.SparseCategoricalCrossentropy{from_logits = true}, metrics = {"accuracy"}}
   end)
   local x, y = M.data(kind, M.STEPS * M.BATCH + (math.type(extra) == "integer" and extra or 0))
   local h
@@ -115,7 +115,10 @@ function M.fit(strategy, kind, opt_name, extra)
   else
     h = model:fit(x, y, {batch_size = M.BATCH, epochs = 1, shuffle = false, verbose = 0, callbacks = {cb}})
   end
-  return model, h.history.loss[1], rows
+  -- evaluate: 50 examples in batches of 7 (the last has one row: some workers get none)
+  local xe, ye = M.data(kind, 50)
+  local eloss, eacc = model:evaluate(xe, ye, {batch_size = 7, verbose = 0})
+  return model, h.history.loss[1], rows, {eloss, eacc}
 end
 
 --- The model's weights as flat Lua arrays.

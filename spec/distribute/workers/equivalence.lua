@@ -51,15 +51,15 @@ for _, kind in ipairs({"mlp", "conv"}) do
   end
 end
 if next(which) == nil or which.fit then
-  local model, loss, rows = cases.fit(strategy, "mlp", "adam")
-  write("fit_mlp_adam", model, {("loss %.9g"):format(loss), ("rows %d"):format(rows)})
+  local model, loss, rows, ev = cases.fit(strategy, "mlp", "adam")
+  write("fit_mlp_adam", model, {("loss %.9g"):format(loss), ("rows %d"):format(rows), ("eval %.9g %.9g"):format(ev[1], ev[2])})
 end
 if next(which) == nil or which.fit_dataset then
-  local model, loss, rows = cases.fit(strategy, "mlp", "adam", "dataset")
-  write("fit_dataset", model, {("loss %.9g"):format(loss), ("rows %d"):format(rows)})
+  local model, loss, rows, ev = cases.fit(strategy, "mlp", "adam", "dataset")
+  write("fit_dataset", model, {("loss %.9g"):format(loss), ("rows %d"):format(rows), ("eval %.9g %.9g"):format(ev[1], ev[2])})
 end
 if next(which) == nil or which.fit_partial then
   -- a last global batch of 5 rows: 3 + 2 or 2 + 2 + 1 rows per worker
-  local model, loss, rows = cases.fit(strategy, "mlp", "sgd", 5)
-  write("fit_partial", model, {("loss %.9g"):format(loss), ("rows %d"):format(rows)})
+  local model, loss, rows, ev = cases.fit(strategy, "mlp", "sgd", 5)
+  write("fit_partial", model, {("loss %.9g"):format(loss), ("rows %d"):format(rows), ("eval %.9g %.9g"):format(ev[1], ev[2])})
 end
