@@ -150,3 +150,11 @@ describe("tf.distribute inside tf.fn", function()
     assert.same({{1, 2}}, s:gather(tf.constant({{1.0, 2.0}}), 1):totable())
   end)
 end)
+
+describe("tf.distribute.collective", function()
+  it("is the collective module, reachable from the namespace", function()
+    local C = tf.distribute.collective
+    assert.equals("function", type(C.all_reduce))
+    assert.same({1, 2}, C.all_reduce(tf.constant({1.0, 2.0}), "MEAN"):totable())
+  end)
+end)

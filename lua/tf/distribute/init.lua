@@ -567,5 +567,13 @@ return function(tf)
 
   distribute.Strategy = Strategy
   distribute.DistributedDataset = DistributedDataset
+  -- tf.distribute.collective: the collectives themselves (loaded on first use)
+  setmetatable(distribute, {__index = function(t, k)
+    if k == "collective" then
+      local c = collective()
+      rawset(t, k, c)
+      return c
+    end
+  end})
   return distribute
 end
