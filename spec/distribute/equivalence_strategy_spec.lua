@@ -38,7 +38,9 @@ describe("MultiWorkerMirroredStrategy", function()
   local default = tf.distribute.get_strategy()
   for _, kind in ipairs({"mlp", "conv"}) do
     for _, opt in ipairs({"sgd", "adam"}) do
-      refs[kind .. "_" .. opt] = flat(cases.weights(cases.custom(default, kind, opt)))
+      local model, _, traces = cases.custom(default, kind, opt)
+      refs[kind .. "_" .. opt] = flat(cases.weights(model))
+      refs[kind .. "_" .. opt .. "_traces"] = traces
     end
   end
   local fit_model, fit_loss, _, fit_eval = cases.fit(default, "mlp", "adam")
@@ -61,6 +63,9 @@ describe("MultiWorkerMirroredStrategy", function()
           assert.is_not_nil(got, out)
           assert.equals(("workers %d"):format(np), words[1])
           assert.equals("mirror ok", words[2])
+          -- the step with its all-reduces traces as in one process (once; Adam's
+          -- first call, which creates the slots, once more, as tf.function), then replays
+          assert.equals(("traces %d"):format(refs[name .. "_traces"]), words[3])
           local m, at = worst(got, refs[name])
           assert.is_true(m <= 1, ("weight %d: %.9g, one process %.9g"):format(at, got[at] or 0 / 0, refs[name][at]))
         end)

@@ -55,7 +55,8 @@ end
 --- Train a custom loop (strategy:run over a distributed dataset, tf.fn
 -- step) on global batches first..last (default 1..M.STEPS); 'each'
 -- (optional) is called after every step. 'o' may hold a model and an
--- optimizer to continue (o.model, o.opt). Returns the model and optimizer.
+-- optimizer to continue (o.model, o.opt). Returns the model, the optimizer
+-- and the number of traces of the step.
 function M.custom(strategy, kind, opt_name, each, o)
   o = o or {}
   local first, last = o.first or 1, o.last or M.STEPS
@@ -87,7 +88,7 @@ function M.custom(strategy, kind, opt_name, each, o)
     i = i + 1
     if each then each(i, model) end
   end
-  return model, opt
+  return model, opt, step:experimental_get_tracing_count()
 end
 
 --- Train with compile/fit (global batch M.BATCH, no shuffle) for M.STEPS steps.

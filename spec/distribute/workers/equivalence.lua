@@ -45,8 +45,8 @@ for _, kind in ipairs({"mlp", "conv"}) do
     local name = kind .. "_" .. opt
     if next(which) == nil or which[name] then
       local ok = true
-      local model = cases.custom(strategy, kind, opt, function(_, m) ok = mirror_check(m) and ok end)
-      write(name, model, {ok and "mirror ok" or "mirror differs"})
+      local model, _, traces = cases.custom(strategy, kind, opt, function(_, m) ok = mirror_check(m) and ok end)
+      write(name, model, {ok and "mirror ok" or "mirror differs", ("traces %d"):format(traces)})
     end
   end
 end
