@@ -41,6 +41,26 @@ describe("tf.distribute", function()
       assert.equals("reduce: argument 1 ('reduce_op') must be \"SUM\" or \"MEAN\", got \"MAX\"", e.message)
     end)
 
+    it("rejects a run of something that is not a function", function()
+      local e = err_of(function() tf.distribute.get_strategy():run(42) end)
+      assert.equals("TypeError", e.kind)
+      assert.equals("run: argument 1 ('fn') expected function, got number", e.message)
+    end)
+
+    it("rejects distributing something that is not a dataset", function()
+      local e = err_of(function() tf.distribute.get_strategy():experimental_distribute_dataset({1, 2}) end)
+      assert.equals("TypeError", e.kind)
+      assert.equals("experimental_distribute_dataset: argument 1 ('dataset') expected a tf.data.Dataset, got table",
+        e.message)
+    end)
+
+    it("rejects unknown strategy options, naming the accepted ones", function()
+      local e = err_of(function() tf.distribute.MultiWorkerMirroredStrategy{workers = 2} end)
+      assert.equals("TypeError", e.kind)
+      assert.equals("MultiWorkerMirroredStrategy: unknown option 'workers' (accepted: cluster_resolver, " ..
+        "communication_options)", e.message)
+    end)
+
     it("rejects unknown run options", function()
       local e = err_of(function() tf.distribute.get_strategy():run(print, {argz = {}}) end)
       assert.equals("TypeError", e.kind)
