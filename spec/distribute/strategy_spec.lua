@@ -127,6 +127,18 @@ describe("tf.distribute", function()
       assert.equals(3, dist:cardinality())
     end)
 
+    it("builds each worker's dataset from a function of the input context", function()
+      local seen
+      local dist = s:distribute_datasets_from_function(function(ctx)
+        seen = {ctx.num_input_pipelines, ctx.input_pipeline_id, ctx:get_per_replica_batch_size(8)}
+        return tf.data.Dataset.range(0, 4):batch(2)
+      end)
+      assert.same({1, 0, 8}, seen)
+      local got = {}
+      for x in dist:iter() do got[#got + 1] = x:totable() end
+      assert.same({{0, 1}, {2, 3}}, got)
+    end)
+
     it("rejects an unknown auto_shard_policy", function()
       local e = err_of(function()
         s:experimental_distribute_dataset(tf.data.Dataset.range(0, 4), {auto_shard_policy = "ROWS"})
