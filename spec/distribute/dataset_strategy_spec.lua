@@ -1,6 +1,7 @@
 -- Distributed datasets under mpirun -np 2 and 3: in every epoch the
 -- workers' shards cover every example exactly once, with auto-sharding
--- (each worker its part of every global batch) and by hand (ds:shard);
+-- (each worker its part of every global batch), by hand (ds:shard) and
+-- from a function of the input context;
 -- strategy:reduce along an axis and strategy:gather inside tf.fn.
 local mpi = require("distribute.mpi_support")
 
@@ -24,7 +25,8 @@ describe("experimental_distribute_dataset over workers", function()
       for l in io.lines(out_file) do lines[#lines + 1] = l end
       local gathered = {}
       for r = 0, np - 1 do gathered[#gathered + 1] = ("%d 1"):format(r) end
-      assert.same({"auto 1: " .. expected, "hand 1: " .. expected, "auto 2: " .. expected, "hand 2: " .. expected,
+      assert.same({"auto 1: " .. expected, "hand 1: " .. expected, "fn 1: " .. expected,
+                   "auto 2: " .. expected, "hand 2: " .. expected, "fn 2: " .. expected,
                    ("traced mean: %g 1"):format((np - 1) / 2), "traced gather: " .. table.concat(gathered, " ")},
         lines)
     end)

@@ -23,8 +23,12 @@ local ds = tf.data.Dataset.range(0, 50):batch(12)
 local dist = strategy:experimental_distribute_dataset(ds)
 local by_hand = strategy:experimental_distribute_dataset(
   tf.data.Dataset.range(0, 50):shard(n, rank + 1):batch(4), {auto_shard_policy = "OFF"})
+local from_fn = strategy:distribute_datasets_from_function(function(ctx)
+  return tf.data.Dataset.range(0, 50):shard(ctx.num_input_pipelines, ctx.input_pipeline_id + 1)
+    :batch(ctx:get_per_replica_batch_size(12))
+end)
 for epoch = 1, 2 do
-  for _, e in ipairs({{"auto", dist}, {"hand", by_hand}}) do
+  for _, e in ipairs({{"auto", dist}, {"hand", by_hand}, {"fn", from_fn}}) do
     local seen = {}
     for x in e[2]:iter() do
       for _, v in ipairs(x:totable()) do seen[#seen + 1] = v end
