@@ -16,12 +16,8 @@ local function err_of(f, ...)
 end
 
 describe("collective mismatches", function()
-  before_each(function()
-    if n == 1 then pending("a group of one here: scripts/mpi-specs.sh runs this file under mpirun -np 2 and 3") end
-  end)
-
   it("different shapes in an all_reduce name both ranks", function()
-    if n == 1 then return end
+    if n == 1 then return pending("a group of one here: scripts/mpi-specs.sh runs this file under mpirun -np 2 and 3") end
     local last = n - 1   -- only the last rank differs: the message names it
     local x = r == last and tf.zeros({2, 3}) or tf.zeros({3, 2})
     local e = err_of(C.all_reduce, x)
@@ -33,7 +29,7 @@ describe("collective mismatches", function()
   end)
 
   it("different dtypes and reductions", function()
-    if n == 1 then return end
+    if n == 1 then return pending("a group of one here: scripts/mpi-specs.sh runs this file under mpirun -np 2 and 3") end
     local e = err_of(C.all_reduce, r == 1 and tf.constant({1}, tf.int64) or tf.constant({1}, tf.int32))
     assert.truthy(e.message:find("rank 0 has 'SUM int32", 1, true), e.message)
     assert.truthy(e.message:find("rank 1 has 'SUM int64", 1, true), e.message)
@@ -46,7 +42,7 @@ describe("collective mismatches", function()
   end)
 
   it("check_same names the first differing rank and both values", function()
-    if n == 1 then return end
+    if n == 1 then return pending("a group of one here: scripts/mpi-specs.sh runs this file under mpirun -np 2 and 3") end
     assert.has_no.errors(function() C.check_same("variables", "dense/kernel:(4, 2) dense/bias:(2,)") end)
     local v = r == n - 1 and "dense/kernel:(4, 3)" or "dense/kernel:(4, 2)"
     local e = err_of(C.check_same, "variables", v)
