@@ -8,7 +8,7 @@
 ** MPI is per process: MPI_Init once (the first init() of any lua_State),
 ** MPI_Finalize at exit. The communicator is a duplicate of MPI_COMM_WORLD
 ** with MPI_ERRORS_RETURN. Every call is nonblocking (MPI_I*) and polled:
-** while waiting it checks every LIVENESS_MS that the peers on this host are
+** while waiting it checks every LIVENESS_MS (20 ms) that the peers on this host are
 ** still running (their pids, exchanged at init), so a lost peer is an
 ** UnavailableError naming its rank within about 0.1 s instead of a hang;
 ** peers on other hosts are covered by the timeout (LTF_MPI_TIMEOUT seconds,
@@ -32,7 +32,7 @@
 #include "lauxlib.h"
 #include "ltf_comm.h"
 
-#define LIVENESS_MS 50
+#define LIVENESS_MS 20
 #define SIG_BYTES 256
 
 typedef struct peer { int pid; uint64_t host; } peer;
@@ -75,13 +75,28 @@ static int pid_gone(int pid) {
     return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-/* The first peer on this host that is gone; -1 when none. */
-static int lost_peer(void) {
+/* The peers on this host that are gone, as text into 'buf' ("rank 1 (pid
+** 123) is lost..." or "ranks 0, 1 (pids 122, 123) are lost..."); returns
+** the first such rank, -1 when none. Several at once: the first one lost
+** cannot be told from those that left after it (a peer that saw the loss
+** and exited), so all are named. */
+static int lost_peers(char *buf, size_t size) {
+    int first = -1, count = 0;
+    char ranks[256] = "", pids[256] = "";
     for (int r = 0; r < S.size; r++)
         if (r != S.rank && S.peers && S.peers[r].host == S.peers[S.rank].host && S.peers[r].pid > 0 &&
-            pid_gone(S.peers[r].pid))
-            return r;
-    return -1;
+            pid_gone(S.peers[r].pid)) {
+            if (first < 0) first = r;
+            size_t a = strlen(ranks), b = strlen(pids);
+            if (a < sizeof ranks - 16) snprintf(ranks + a, sizeof ranks - a, "%s%d", count ? ", " : "", r);
+            if (b < sizeof pids - 16) snprintf(pids + b, sizeof pids - b, "%s%d", count ? ", " : "", S.peers[r].pid);
+            count++;
+        }
+    if (first >= 0 && buf) {
+        if (count == 1) snprintf(buf, size, "rank %s (pid %s) is lost: it exited or was killed", ranks, pids);
+        else snprintf(buf, size, "ranks %s (pids %s) are lost: they exited or were killed", ranks, pids);
+    }
+    return first;
 }
 
 static ltf_status fail(char *err, size_t errlen, ltf_status st, const char *fmt, ...)
@@ -98,10 +113,9 @@ static ltf_status mpi_fail(char *err, size_t errlen, const char *what, int rc) {
     char s[MPI_MAX_ERROR_STRING];
     int n = 0;
     if (MPI_Error_string(rc, s, &n) != MPI_SUCCESS) snprintf(s, sizeof s, "error %d", rc);
-    int r = lost_peer();
-    if (r >= 0) {
-        snprintf(S.lost, sizeof S.lost, "rank %d (pid %d) is lost: it exited or was killed (MPI: %s)", r,
-                 S.peers[r].pid, s);
+    char who[400];
+    if (lost_peers(who, sizeof who) >= 0) {
+        snprintf(S.lost, sizeof S.lost, "%.300s (MPI: %.150s)", who, s);
         return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
     }
     snprintf(S.lost, sizeof S.lost, "MPI failed: %s (a peer may be lost)", s);
@@ -120,12 +134,8 @@ static ltf_status wait_req(MPI_Request *req, const char *what, char *err, size_t
             double t = now();
             if (t - last >= LIVENESS_MS * 1e-3) {
                 last = t;
-                int r = lost_peer();
-                if (r >= 0) {
-                    snprintf(S.lost, sizeof S.lost, "rank %d (pid %d) is lost: it exited or was killed", r,
-                             S.peers[r].pid);
+                if (lost_peers(S.lost, sizeof S.lost) >= 0)
                     return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
-                }
             }
             if (t - t0 > S.timeout) {
                 snprintf(S.lost, sizeof S.lost,
@@ -297,6 +307,9 @@ static void at_exit(void) {
     if (S.lost[0]) {
         fprintf(stderr, "tf/mpi.so: rank %d leaves without MPI_Finalize: %s\n", S.rank, S.lost);
         fflush(NULL);
+        /* linger a few polls, so that the other survivors see the first
+        ** loss before this exit (they name every peer found gone) */
+        usleep(5 * LIVENESS_MS * 1000);
         _exit(1);
     }
     MPI_Comm_free(&S.comm);
@@ -369,9 +382,9 @@ static int l_info(lua_State *L) {
     return 1;
 }
 
-/* mpi.wtime(): MPI_Wtime (for benches) */
+/* mpi.wtime(): CLOCK_MONOTONIC seconds (comparable between processes of a host) */
 static int l_wtime(lua_State *L) {
-    lua_pushnumber(L, S.started ? MPI_Wtime() : now());
+    lua_pushnumber(L, now());
     return 1;
 }
 

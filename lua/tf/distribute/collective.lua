@@ -56,6 +56,14 @@ end
 function C.rank() return C.init().rank end
 function C.size() return C.init().size end
 
+--- C.wtime() -> seconds (CLOCK_MONOTONIC when tf/mpi.so loads): for timings
+-- that compare across processes of one host.
+function C.wtime()
+  local m = load_mpi()
+  if m then return m.wtime() end
+  return os.time()
+end
+
 --- C.info() -> what tf/mpi.so reports (library, timeout, lost) or nil.
 function C.info()
   local m = load_mpi()
