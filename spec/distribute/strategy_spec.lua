@@ -190,3 +190,26 @@ describe("tf.distribute.collective", function()
     assert.same({1, 2}, C.all_reduce(tf.constant({1.0, 2.0}), "MEAN"):totable())
   end)
 end)
+
+describe("MultiWorkerMirroredStrategy without the MPI module", function()
+  -- a child lua5.4 in which tf/mpi.so fails to load (as on a build without MPI)
+  local function child(env)
+    local code = "package.preload['tf.mpi'] = function() error('not built') end " ..
+      "local tf = require('tf') local ok, s = pcall(tf.distribute.MultiWorkerMirroredStrategy) " ..
+      "if ok then print('workers ' .. s.num_replicas_in_sync) else print(s.kind .. ': ' .. s.message) end"
+    local p = io.popen(("env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_SIZE %s lua5.4 -e \"%s\" 2>&1"):format(env, code))
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+
+  it("is one worker when the script was not started by an MPI launcher", function()
+    assert.equals("workers 1\n", child(""))
+  end)
+
+  it("refuses to start in a job of several processes, saying why", function()
+    assert.equals("UnavailableError: MultiWorkerMirroredStrategy: this process is one of 2 started by an MPI " ..
+      "launcher, but luatf's MPI module (tf/mpi.so) is not available: install libopenmpi-dev and rebuild " ..
+      "(docs/distribute.md)\n", child("OMPI_COMM_WORLD_SIZE=2"))
+  end)
+end)
