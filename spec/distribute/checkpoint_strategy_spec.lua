@@ -19,6 +19,8 @@ describe("checkpoints under MultiWorkerMirroredStrategy", function()
     assert.is_true(ok1, out1)
     assert.is_not_nil(io.open(dir .. "/rank-0"))
     assert.is_nil(io.open(dir .. "/rank-1"))
+    assert.is_not_nil(io.open(dir .. "/weights-0"))
+    assert.is_nil(io.open(dir .. "/weights-1"))
     assert.equals(dir .. "/ckpt/ckpt-1", tf.train.latest_checkpoint(dir .. "/ckpt"))
   end)
 

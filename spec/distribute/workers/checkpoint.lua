@@ -1,8 +1,8 @@
 -- spec/distribute/workers/checkpoint.lua MODE DIR: one worker of an MPI job
 -- (spec/distribute/checkpoint_strategy_spec.lua). MODE "first": train the
 -- MLP with Adam on global batches 1..10, save with a CheckpointManager in
--- DIR/ckpt, and Checkpoint:write to DIR/rank-<task_id> (only the chief's
--- file may appear). MODE "resume": restore the latest checkpoint (every
+-- DIR/ckpt, Checkpoint:write to DIR/rank-<task_id> and model:save_weights
+-- to DIR/weights-<task_id> (only the chief's files may appear). MODE "resume": restore the latest checkpoint (every
 -- worker), write the restored weights to DIR/restored-<task_id>.txt,
 -- train on batches 11..20 and the chief writes DIR/final.txt.
 package.path = "spec/?.lua;" .. package.path
@@ -33,6 +33,7 @@ if mode == "first" then
   cases.custom(strategy, "mlp", "adam", nil, {model = model, opt = opt, first = 1, last = 10})
   manager:save()
   ckpt:write(dir .. "/rank-" .. rank)
+  model:save_weights(dir .. "/weights-" .. rank)
 else
   local status = manager:restore_or_initialize()
   assert(status, "no checkpoint to resume from")
