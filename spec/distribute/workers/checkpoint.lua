@@ -2,9 +2,10 @@
 -- (spec/distribute/checkpoint_strategy_spec.lua). MODE "first": train the
 -- MLP with Adam on global batches 1..10, save with a CheckpointManager in
 -- DIR/ckpt, Checkpoint:write to DIR/rank-<task_id> and model:save_weights
--- to DIR/weights-<task_id> (only the chief's files may appear). MODE "resume": restore the latest checkpoint (every
--- worker), write the restored weights to DIR/restored-<task_id>.txt,
--- train on batches 11..20 and the chief writes DIR/final.txt.
+-- to DIR/weights-<task_id> (only the chief's files may appear). MODE
+-- "resume": restore the latest checkpoint (every worker), write the
+-- restored weights to DIR/restored-<task_id>.txt, train on batches 11..20
+-- and the chief writes DIR/final.txt.
 package.path = "spec/?.lua;" .. package.path
 local tf = require("tf")
 local cases = require("distribute.workers.cases")
