@@ -22,6 +22,7 @@ static const struct { ltf_status st; const char *kind; } kinds[] = {
     {LTF_ERR_UNIMPLEMENTED, "UnimplementedError"},
     {LTF_ERR_INTERNAL, "InternalError"},
     {LTF_ERR_DATA_LOSS, "DataLossError"},
+    {LTF_ERR_UNAVAILABLE, "UnavailableError"},
     {LTF_ERR_TYPE, "TypeError"},
     {LTF_ERR_VALUE, "ValueError"},
     {LTF_ERR_RUNTIME, "RuntimeError"},
@@ -458,5 +459,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_summary(L);
     ltfL_open_io(L);
     ltfL_open_zip(L);
+    ltfL_open_collective(L);
     return 1;
 }

@@ -226,6 +226,20 @@ void ltf_ctx_set_print_hook(ltf_ctx *ctx, ltf_print_hook hook, void *ud) {
 
 void ltf_ctx_reset_peak(ltf_ctx *ctx) { ctx->peak_bytes = ctx->live_bytes; }
 
+ltf_status ltf_ctx_set_comm(ltf_ctx *ctx, const ltf_comm *comm) {
+    if (comm && comm->abi != LTF_COMM_ABI)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "set_comm: the communicator has ABI %d, the engine expects %d",
+                        comm->abi, LTF_COMM_ABI);
+    if (comm && (comm->size < 1 || comm->rank < 0 || comm->rank >= comm->size || !comm->check || !comm->all_reduce ||
+                 !comm->broadcast || !comm->all_gather || !comm->reduce_scatter || !comm->barrier))
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "set_comm: bad communicator (rank %d of %d, or a missing entry)",
+                        comm->rank, comm->size);
+    ctx->comm = comm;
+    return LTF_OK;
+}
+
+const ltf_comm *ltf_ctx_comm(const ltf_ctx *ctx) { return ctx->comm; }
+
 /* {==== Random generator: xoshiro256**, seeded through splitmix64 */
 uint64_t ltf_rng_splitmix(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ull);

@@ -10,6 +10,7 @@
 #include "ltf.h"
 #include "pool.h"
 #include "ltf_backend.h"
+#include "ltf_comm.h"
 
 #if defined(__GNUC__)
 #define LTF_INTERNAL __attribute__((visibility("hidden")))
@@ -143,6 +144,8 @@ struct ltf_ctx {
     ** calls none of them by name (ltf_ctx_hook_add) */
     struct { ltf_ctx_hook_fn fn; void *data; int event; } hooks[LTF_CTX_HOOKS];
     int nhooks;
+    /* the communicator collective ops run over (ltf_comm.h; NULL: a group of one) */
+    const ltf_comm *comm;
 };
 
 /* Whether the gradient function being run must produce input 'i''s gradient. */

@@ -55,6 +55,20 @@ if [ "${LTF_GPU_SIM_CHECKS:-1}" != 0 ]; then
   fi
 fi
 
+# the multi-process specs under mpirun -np 2 and 3 (scripts/mpi-specs.sh;
+# skipped with a message when mpirun or tf/mpi.so is absent)
+if [ "${LTF_MPI_CHECKS:-1}" != 0 ]; then
+  mpi_out=$(bash scripts/mpi-specs.sh 2>&1)
+  echo "$mpi_out"
+  mpi=$(echo "$mpi_out" | grep -E "^mpi-specs: [0-9]+ passed, [0-9]+ failed" | tail -1)
+  if [ -n "$mpi" ]; then
+    pass=$((pass + $(echo "$mpi" | sed -E 's/^mpi-specs: ([0-9]+) passed.*/\1/')))
+    fail=$((fail + $(echo "$mpi" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+  else
+    fail=$((fail + 1))
+  fi
+fi
+
 if [ "${LTF_SANITIZE_CHECKS:-1}" != 0 ]; then
   san_out=$(bash scripts/sanitize.sh 2>&1)
   echo "$san_out"

@@ -191,4 +191,36 @@ describe("examples", function()
     assert.truthy(out:find("predictions identical: true", 1, true), out)
     assert.truthy(out:find("optimizer Adam at step 12", 1, true), out)
   end)
+
+  it("distributed_mnist.lua and distributed_mnist_custom.lua train on 2 MPI workers (one process without mpirun)", function()
+    local env = "CNN_EPOCHS=1 CNN_TRAIN=1000"
+    local out, ok = run("examples/distributed_mnist.lua", env)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("1 worker(s), global batch 64", 1, true), out)
+    local single = tonumber(out:match("Test accuracy: ([%d.]+)"))
+    assert.is_true(single > 0.3, out)   -- chance is 0.1 (1000 digits, one epoch)
+    local mpi = require("distribute.mpi_support")
+    local why = mpi.unavailable()
+    if why then
+      pending("the 2-worker runs are skipped: " .. why)
+      return
+    end
+    local mpirun = "mpirun --allow-run-as-root --oversubscribe -np 2 -x LTF_NUM_THREADS=1 -x CNN_EPOCHS=1 " ..
+      "-x CNN_TRAIN=1000 -x CKPT_DIR -x LUA_PATH_5_4 -x LUA_CPATH_5_4 "
+    local dir = mpi.tmpdir()
+    out, ok = run("examples/distributed_mnist.lua", "CKPT_DIR=" .. dir .. " " .. mpirun)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("2 worker(s), global batch 64", 1, true), out)
+    local _, lines = out:gsub("Test accuracy", "")
+    assert.equals(1, lines)   -- the chief alone prints
+    local _, epochs = out:gsub("Epoch 1/1 %- 16 steps", "")
+    assert.equals(1, epochs, out)   -- fit's progress: the chief's only
+    -- the single process's accuracy (dropout's masks differ, so not the same digits)
+    assert.is_true(tonumber(out:match("Test accuracy: ([%d.]+)")) > single - 0.1, out)
+    out, ok = run("examples/distributed_mnist_custom.lua", "CKPT_DIR=" .. dir .. " " .. mpirun)
+    assert.is_true(ok, out)
+    assert.truthy(out:find("epoch 1: loss [%d.]+ %(16 steps%), saved " .. dir:gsub("%p", "%%%0") .. "/ckpt%-1"), out)
+    assert.is_true(tonumber(out:match("Test accuracy: ([%d.]+)")) > 0.3, out)
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
 end)

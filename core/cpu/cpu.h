@@ -169,5 +169,13 @@ LTF_INTERNAL void ltf_cpu_bcast_plan(ltf_cpu_bcast *p, ltf_tensor *const *in, in
 LTF_INTERNAL void ltf_cpu_bcast_offsets(const ltf_cpu_bcast *p, int64_t row, int64_t *off);
 /* }==== */
 
+/* collective.c (ops/collective.c: names and the group the context is in) */
+LTF_CPU_KERNEL(ltf_cpu_collective_all_reduce);
+LTF_CPU_KERNEL(ltf_cpu_collective_broadcast);
+LTF_CPU_KERNEL(ltf_cpu_collective_gather_scatter);   /* code 0: all_gather, 1: reduce_scatter */
+LTF_INTERNAL const char *ltf_collective_reduce_name(int op);
+LTF_INTERNAL int ltf_collective_size(const ltf_ctx *ctx);   /* 1 without a communicator */
+LTF_INTERNAL int ltf_collective_rank(const ltf_ctx *ctx);
+
 #endif
 

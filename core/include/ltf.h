@@ -61,6 +61,7 @@ typedef enum ltf_status {
     LTF_ERR_OUT_OF_RANGE = 11,        /* OutOfRangeError */
     LTF_ERR_UNIMPLEMENTED = 12,       /* UnimplementedError */
     LTF_ERR_INTERNAL = 13,            /* InternalError */
+    LTF_ERR_UNAVAILABLE = 14,         /* UnavailableError (a peer of a collective is lost) */
     LTF_ERR_DATA_LOSS = 15,           /* DataLossError */
     LTF_ERR_TYPE = 100,               /* TypeError (dtype mismatch, wrong kind of value) */
     LTF_ERR_VALUE = 101,              /* ValueError */

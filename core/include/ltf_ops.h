@@ -25,6 +25,7 @@
 #include "ltf_ops/example.h"
 #include "ltf_ops/io.h"
 #include "ltf_ops/csv.h"
+#include "ltf_ops/collective.h"
 
 #define LTF_OP_LIST(X)       \
     LTF_OPS_ELEMENTWISE(X)   \
@@ -45,7 +46,8 @@
     LTF_OPS_RNN(X)           \
     LTF_OPS_EXAMPLE(X)            \
     LTF_OPS_IO(X)            \
-    LTF_OPS_CSV(X)
+    LTF_OPS_CSV(X)           \
+    LTF_OPS_COLLECTIVE(X)
 
 #define LTF_OP_ENUM(ID, name) LTF_OP_##ID,
 enum { LTF_OP_LIST(LTF_OP_ENUM) LTF_OP_COUNT };

@@ -7,7 +7,7 @@ return function(tf)
   for _, kind in ipairs({"InvalidArgumentError", "TypeError", "ValueError", "NotFoundError",
                          "OutOfRangeError", "ResourceExhaustedError", "FailedPreconditionError",
                          "UnimplementedError", "DataLossError", "InternalError", "RuntimeError", "UnknownError",
-                         "AlreadyExistsError"}) do
+                         "AlreadyExistsError", "UnavailableError"}) do
     errors[kind] = kind
   end
 

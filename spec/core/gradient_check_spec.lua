@@ -5,7 +5,7 @@ local tf = require("tf")
 local harness = require("gradcheck.harness")
 
 local families = {"elementwise", "reduce", "movement", "matmul", "nn", "random", "init_ops", "state", "control",
-                  "linalg", "image", "indexing", "sort", "strings", "optim", "rnn", "example", "io", "csv"}
+                  "linalg", "image", "indexing", "sort", "strings", "optim", "rnn", "example", "io", "csv", "collective"}
 local cases, nondiff = {}, {}
 for _, fam in ipairs(families) do
   local ok, mod = pcall(require, "gradcheck." .. fam .. "_cases")

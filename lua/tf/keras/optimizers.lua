@@ -248,6 +248,8 @@ return function(tf)
       raise("ValueError", sfmt("No gradients provided for any variable: (%s)%s", table.concat(names, ", "),
         stop and "; no gradient defined for " .. stop .. " on the path to them" or ""), 2)
     end
+    local agg = core.internal.aggregate_gradients   -- tf.distribute: the mean over the workers
+    if agg then grads = agg(grads, vars, n) end
     grads = clip(self, grads)
     local lr = self:_current_lr()
     self._cur_step = self._needs_step and self:_step() or nil   -- once per call, not per variable

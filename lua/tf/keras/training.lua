@@ -37,6 +37,14 @@ return function(tf)
     return tf.constant(x)
   end
 
+  -- tf.distribute's hooks (lua/tf/distribute/init.lua), once it is loaded
+  local function dist_hooks() return core.internal.distribute_fit end
+  -- the strategy in scope, when tf.distribute is loaded (nil: the default)
+  local function dist_now()
+    local d = dist_hooks()
+    return d and d.current()
+  end
+
   local function state_of(model, fname)
     local st = rawget(model, "_compile_state")
     if not st then
@@ -94,6 +102,7 @@ return function(tf)
     st.loss_tracker = keras.metrics.Mean{name = "loss"}
     T._compile_outputs(model, st, opts)
     st.run_eagerly = opts.run_eagerly or false
+    st.strategy = dist_now()   -- fit trains under the strategy compile ran in (as Keras)
     rawset(model, "_compile_state", st)
     rawset(model, "_compile_args", opts)      -- for model:save (lua/tf/keras/saving.lua: compile_config)
     rawset(model, "optimizer", st.optimizer)
@@ -249,7 +258,10 @@ return function(tf)
       local xs, ys = x, y
       if do_shuffle and shuffle ~= false then
         -- Fisher-Yates from the seedable RNG (tf.random.set_seed)
-        local r = tf.random.uniform({n}, 0, 1, tf.float64):numpy()
+        local rt = tf.random.uniform({n}, 0, 1, tf.float64)
+        local s = dist_now()
+        if s then rt = dist_hooks().same(s, rt) end   -- every worker shuffles alike
+        local r = rt:numpy()
         local p = {}
         for i = 1, n do p[i] = i end
         for i = n, 2, -1 do
@@ -338,6 +350,8 @@ return function(tf)
       local xs, ys = x, y
       if do_shuffle and shuffle ~= false then
         local perm = tf.random.shuffle(tf.range(1, n + 1))
+        local s = dist_now()
+        if s then perm = dist_hooks().same(s, perm) end
         xs = smap(x, function(t) return tf.gather(t, perm) end)
         if y ~= nil then ys = smap(y, function(t) return tf.gather(t, perm) end) end
       end
@@ -508,9 +522,13 @@ return function(tf)
 
   local function train_function(model, st)
     if st.train_fn then return st.train_fn end
-    local function step(x, y, bs)
+    -- rscale (distributed fit, a worker's share of the global batch not
+    -- exactly 1/N of it): the loss differentiated is scaled by
+    -- N * local rows / global rows, so the mean of the workers' gradients is
+    -- the gradient of the global batch's mean loss
+    local function step(x, y, bs, rscale)
       local tape = tf.GradientTape()
-      local pred, parts, scaled
+      local pred, parts, scaled, gl
       local opt = st.optimizer
       local loss = tape:record(function()
         pred = model(x, {training = true})
@@ -522,10 +540,11 @@ return function(tf)
         end
         -- a LossScaleOptimizer differentiates the scaled loss
         if opt.get_scaled_loss then scaled = opt:get_scaled_loss(l) end
+        if rscale then gl = (scaled or l) * tf.cast(rscale, l.dtype) end
         return l
       end)
       local vars = model.trainable_variables
-      local grads = tape:gradient(scaled or loss, vars)
+      local grads = tape:gradient(gl or scaled or loss, vars)
       if scaled then grads = opt:get_unscaled_gradients(grads) end
       st.optimizer:apply_gradients(grads, vars)
       st.loss_tracker:update_state(loss, bs)
@@ -588,14 +607,31 @@ return function(tf)
   end
 
   --- Run 'fn' over 'src' once (evaluation); returns nothing (state in metrics).
-  local function run_test(model, st, src, each)
+  -- Under a multi-worker strategy ('strategy'), each worker evaluates its
+  -- part of every batch (none: it skips the batch) and the metrics' states
+  -- are then summed over the workers.
+  local function run_test(model, st, src, each, strategy)
     reset_metrics(st)
     local fn = test_function(model, st)
     local step = 0
+    local split = strategy ~= nil and strategy.num_replicas_in_sync > 1
+    local dist = split and dist_hooks()
     for x, y in src:iter(false) do
-      fn(x, y, batch_size_of(x))
+      if split then
+        local _, k = dist.share(dist.rows(x) or 0, strategy.cluster_resolver.task_id, strategy.num_replicas_in_sync)
+        x, y = dist.split(strategy, x), dist.split(strategy, y)
+        if k > 0 then fn(x, y, batch_size_of(x)) end
+      else
+        fn(x, y, batch_size_of(x))
+      end
       step = step + 1
       if each and each(step) then break end
+    end
+    if split then
+      local ms = {st.loss_tracker}
+      for _, t in ipairs(out_trackers(st)) do ms[#ms + 1] = t end
+      for _, m in ipairs(st.metrics) do ms[#ms + 1] = m end
+      dist.sync_metrics(strategy, ms)
     end
     return step
   end
@@ -631,6 +667,14 @@ return function(tf)
     local epochs = opts.epochs or 1
     local batch_size = opts.batch_size or 32
     local verbose = verbosity(opts.verbose, "fit")
+    -- under a multi-worker strategy: its scope for the whole fit (variables
+    -- built lazily are mirrored), each global batch split over the workers,
+    -- progress shown by the chief only
+    local strategy = st.strategy or dist_now()
+    local dist = strategy and dist_hooks()
+    local _scope <close> = strategy and strategy:scope() or nil
+    local split = strategy ~= nil and strategy.num_replicas_in_sync > 1
+    if split and strategy.cluster_resolver.task_id ~= 0 then verbose = 0 end
 
     local val_src
     if opts.validation_split and opts.validation_split > 0 then
@@ -693,21 +737,36 @@ return function(tf)
       local function logs_now() return read_logs(st) end
       local step = 0
       for xb, yb in src:iter(opts.shuffle ~= false) do
+        local rscale
+        if split then
+          local size, n = strategy.num_replicas_in_sync, dist.rows(xb)
+          if n and n < size then goto next_batch end   -- fewer rows than workers: skipped by all
+          local _, k = dist.share(n, strategy.cluster_resolver.task_id, size)
+          if k * size ~= n then rscale = tf.constant(k * size / n, tf.float32) end
+          xb, yb = dist.split(strategy, xb), dist.split(strategy, yb)
+        end
         step = step + 1
         cb("on_train_batch_begin", step, {})
-        train(xb, yb, batch_size_of(xb))
+        train(xb, yb, batch_size_of(xb), rscale)
         cb("on_train_batch_end", step, batch_logs())
         shown.step(step, logs_now)
         if rawget(model, "stop_training") then break end
         if opts.steps_per_epoch and step >= opts.steps_per_epoch then break end
+        ::next_batch::
       end
       local elapsed = now() - t0
       if step == 0 then raise("ValueError", "fit: the training data produced no batches", 2) end
       src.steps = src.steps or step
       steps = steps or step
+      if split then   -- the epoch's metrics over every worker's batches
+        local ms = {st.loss_tracker}
+        for _, t in ipairs(out_trackers(st)) do ms[#ms + 1] = t end
+        for _, m in ipairs(st.metrics) do ms[#ms + 1] = m end
+        dist.sync_metrics(strategy, ms)
+      end
       local logs = read_logs(st)
       if val_src then
-        run_test(model, st, val_src)
+        run_test(model, st, val_src, nil, split and strategy or nil)
         for k, v in pairs(read_logs(st, "val_")) do logs[k] = v end
       end
       if verbose == 1 then
@@ -745,6 +804,12 @@ return function(tf)
     opts = opts or {}
     check_keys("evaluate", opts, EVALUATE_KEYS)
     local verbose = verbosity(opts.verbose, "evaluate")
+    -- under a multi-worker strategy: each batch split over the workers, the
+    -- chief's progress only (as fit)
+    local strategy = st.strategy or dist_now()
+    if strategy and strategy.num_replicas_in_sync == 1 then strategy = nil end
+    local _scope <close> = strategy and strategy:scope() or nil
+    if strategy and strategy.cluster_resolver.task_id ~= 0 then verbose = 0 end
     local src = make_source("evaluate", x, y, opts.batch_size or 32, false)
     local names = metric_names(st)
     local steps = opts.steps or src.steps
@@ -752,7 +817,7 @@ return function(tf)
     local n = run_test(model, st, src, function(step)
       bar_.step(step, function() return read_logs(st) end)
       if opts.steps and step >= opts.steps then return true end
-    end)
+    end, strategy)
     local logs = read_logs(st)
     bar_.done(n, logs)
     if opts.return_dict then return logs end

@@ -185,7 +185,19 @@ return function(tf)
 
   --- Write the variables `vars` ({key=, var=} sorted by key; or {key=,
   -- value=, name=, trainable=} with a tensor as the value) to `path`.
+  -- tf.distribute: under a multi-worker strategy only the chief writes
+  -- files, and every worker waits after a save until it is written
+  local function is_writer()
+    local w = core.internal.checkpoint_writer
+    return w == nil or w()
+  end
+  local function after_save()
+    local f = core.internal.checkpoint_after_save
+    if f then f() end
+  end
+
   local function write_file(path, vars, aliases)
+    if not is_writer() then return end
     local tensors, begins, entries, strings = {}, {}, {}, {}
     local at = 0
     for i, e in ipairs(vars) do
@@ -658,6 +670,7 @@ return function(tf)
     if type(path) ~= "string" then raise("TypeError", "Checkpoint.write: the path must be a string", 2) end
     local g = walk(c:_checkpoint_children())
     write_file(path, g.vars, g.aliases)
+    after_save()
     return path
   end
 
@@ -738,6 +751,7 @@ return function(tf)
   end
 
   local function write_state(dir, latest, all, stamps, last_preserved)
+    if not is_writer() then return end
     local lines = {"model_checkpoint_path: " .. quote(basename(latest))}
     for _, p in ipairs(all) do lines[#lines + 1] = "all_model_checkpoint_paths: " .. quote(basename(p)) end
     for _, t in ipairs(stamps or {}) do lines[#lines + 1] = ("all_model_checkpoint_timestamps: %.17g"):format(t) end
@@ -768,6 +782,7 @@ return function(tf)
       all[#all + 1] = path
       write_state(dir, path, all, nil)
     end
+    after_save()
     return path
   end
 
@@ -958,8 +973,9 @@ return function(tf)
     -- delete only files this manager names (its directory and checkpoint_name)
     local pat = "^" .. m._prefix:gsub("%p", "%%%0") .. "%-%d+$"
     for _, p in ipairs(deletes) do
-      if p:match(pat) then os.remove(p) end
+      if p:match(pat) and is_writer() then os.remove(p) end
     end
+    after_save()
     return path
   end
 
@@ -978,6 +994,7 @@ return function(tf)
     if type(path) ~= "string" then raise("TypeError", "save_weights: the path must be a string", 3) end
     local g = walk(children(obj))
     write_file(path, g.vars, g.aliases)
+    after_save()
     return path
   end
   function private.load_weights(obj, path)
