@@ -23,6 +23,7 @@ return function(tf, P)
     P.flatten_elem, P.tracing, P.no_graph
   local INF, UNK = P.INF, P.UNK
   local data = tf.data
+  local readio = require("tf.data.readio")
 
   local function unary(kind, input, fields)
     fields._input = input
@@ -72,17 +73,22 @@ return function(tf, P)
   -- and decompression overlap the consumption of this one.
   local function reader_ahead(d)
     local ahead = {}
+    -- reads run on the threads of the enclosing interleave's pool (readio.pool), or on one of their own
+    local pool = readio.pool
     -- the first file is read from the moment the iterator exists (so the
     -- datasets interleave keeps open read their files at the same time)
-    if d._comp ~= nil and #d._files > 0 then ahead[1] = internal.file_prefetch(d._files[1], d._comp) end
+    if d._comp ~= nil and #d._files > 0 then ahead[1] = internal.file_prefetch(d._files[1], d._comp, pool) end
     return function(i)
       local h = ahead[i]
       ahead[i] = nil
       local files = d._files
       if d._comp ~= nil and i + 1 <= #files and ahead[i + 1] == nil then
-        ahead[i + 1] = internal.file_prefetch(files[i + 1], d._comp)
+        ahead[i + 1] = internal.file_prefetch(files[i + 1], d._comp, pool)
       end
       return h or files[i]
+    end, function(i)   -- whether file i's read has ended (or it has none: read when needed)
+      local h = ahead[i]
+      return h == nil or internal.file_ready(h)
     end
   end
 
@@ -94,7 +100,7 @@ return function(tf, P)
     end
     local files, load, rebuild, cycle = d._files, d._load, d._rebuild, d._cycle
     local nextfile = 0
-    local src = reader_ahead(d)
+    local src, src_ready = reader_ahead(d)
     local function open()
       nextfile = nextfile + 1
       if nextfile > #files then return nil end
@@ -104,7 +110,7 @@ return function(tf, P)
     local slots, cur = {}, 1
     for s = 1, cycle do slots[s] = false end
     local ended = false
-    return function()
+    local it = function()
       while true do
         local live = false
         for s = 1, cycle do
@@ -129,6 +135,12 @@ return function(tf, P)
         end
       end
     end
+    readio.ready[it] = function()   -- a row is there, or the next file's read has ended
+      local c = slots[cur]
+      if c and c.r < c.n then return true end
+      return ended or src_ready(nextfile + 1)
+    end
+    return it
   end
   card.FileChunks = function() return UNK end
 
@@ -574,24 +586,42 @@ return function(tf, P)
     local blk = check_int(opts.block_length or 1, what, "block_length", true)
     if cyc < 1 then raise("InvalidArgumentError", "interleave: 'cycle_length' must be positive, got %d", cyc) end
     if blk < 1 then raise("InvalidArgumentError", "interleave: 'block_length' must be positive, got %d", blk) end
+    local par
     if opts.num_parallel_calls ~= nil then
-      local n = check_int(opts.num_parallel_calls, what, "num_parallel_calls", true)
-      if n < -1 or n == 0 then
-        raise("InvalidArgumentError", "interleave: 'num_parallel_calls' must be positive or AUTOTUNE, got %d", n)
+      par = check_int(opts.num_parallel_calls, what, "num_parallel_calls", true)
+      if par < -1 or par == 0 then
+        raise("InvalidArgumentError", "interleave: 'num_parallel_calls' must be positive or AUTOTUNE, got %d", par)
       end
+      if par == data.AUTOTUNE then par = internal.cpu_count() end
     end
-    return unary("Interleave", self, {_fn = fn, _cycle = cyc, _block = blk})
+    local det = opts.deterministic
+    if det ~= nil and type(det) ~= "boolean" then
+      raise("TypeError", "interleave: 'deterministic' must be a boolean or nil, got %s", type(det))
+    end
+    return unary("Interleave", self, {_fn = fn, _cycle = cyc, _block = blk, _par = par, _det = det})
   end
   iters.Interleave = function(d)
     if tracing() then no_graph("interleave", "its function runs in Lua: iterate the dataset outside tf.fn") end
     local it = iter_of(d._input)
     local C, B = d._cycle, d._block
     local slots, open, idx, bi, eoi = {}, 0, 1, 0, false
+    -- deterministic: the argument, else the pipeline's options, else true
+    local det = d._det
+    if det == nil then det = readio.deterministic end
+    if det == nil then det = true end
+    -- the file readers of fn's datasets run on a pool of num_parallel_calls
+    -- threads (one without it), made when the first dataset is opened
+    local pool
+    local function open_slot(x)
+      local ds = call_ds_fn(d._fn, x, "interleave")
+      pool = pool or internal.read_pool(d._par or 1)
+      return readio.with({pool = pool}, iter_of, ds)
+    end
     local function advance() bi = 0; idx = idx % C + 1 end
     --- Fill the empty slots now, in the order the cycle will visit them
     -- (the same input element goes to the same slot as filling each on its
     -- visit would): their datasets' iterators exist at once, so file
-    -- sources among them read their files on worker threads meanwhile.
+    -- sources among them read their files on the pool's threads meanwhile.
     local function fill()
       for k = 0, C - 1 do
         if eoi then return end
@@ -599,14 +629,50 @@ return function(tf, P)
         if not slots[j] then
           local x = it()
           if x == nil then eoi = true; return end
-          slots[j] = iter_of(call_ds_fn(d._fn, x, "interleave"))
+          slots[j] = open_slot(x)
           open = open + 1
         end
+      end
+    end
+    local ready = readio.ready
+    --- deterministic = false: when the slot whose turn it is would wait,
+    -- an element of another slot that is ready goes first; when none is
+    -- ready, wait for any of the pool's readers (nil: take the slot's turn)
+    local function any_ready()
+      while true do
+        local s = slots[idx]
+        local r = s and ready[s]
+        if not r or r() then return nil end
+        for k = 1, C - 1 do
+          local j = (idx - 1 + k) % C + 1
+          local t = slots[j]
+          if t and ready[t] and ready[t]() then
+            local e = t()
+            if e ~= nil then return e end
+            slots[j] = nil   -- ended: the next input takes its place
+            open = open - 1
+            if not eoi then
+              local x = it()
+              if x == nil then eoi = true
+              else
+                slots[j] = open_slot(x)
+                open = open + 1
+              end
+            end
+            goto again
+          end
+        end
+        internal.read_pool_wait(pool, 5)
+        ::again::
       end
     end
     return function()
       while not eoi or open > 0 do
         if not eoi and not slots[idx] then fill() end
+        if not det then
+          local e = any_ready()
+          if e ~= nil then return e end
+        end
         local s = slots[idx]
         if s then
           local e = s()
@@ -622,7 +688,7 @@ return function(tf, P)
           local x = it()
           if x == nil then eoi = true
           else
-            slots[idx] = iter_of(call_ds_fn(d._fn, x, "interleave"))
+            slots[idx] = open_slot(x)
             open = open + 1
           end
         else
@@ -774,7 +840,11 @@ return function(tf, P)
     end
     return unary("WithOptions", self, {_options = o})
   end
-  iters.WithOptions = function(d) return iter_of(d._input) end
+  iters.WithOptions = function(d)
+    local det = d._options.deterministic
+    if det == nil then return iter_of(d._input) end
+    return readio.with({deterministic = det}, iter_of, d._input)
+  end
   card.WithOptions = function(d) return d._input:cardinality() end
   function Dataset:options()
     check_self(self, "options")

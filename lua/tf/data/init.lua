@@ -1158,13 +1158,16 @@ return function(tf)
   iters.Map = function(d)
     local it = iter_of(d._input)
     local g = d._fn
-    return function()
+    local m = function()
       local e = it()
       if e == nil then return nil end
       local r = pack(g(unpack(e, 1, e.n)))
       if r.n == 0 or r[1] == nil then raise("ValueError", "map: the function returned no value (nil)") end
       return r
     end
+    local ready = require("tf.data.readio").ready   -- ready when its input is (interleave, deterministic = false)
+    ready[m] = ready[it]
+    return m
   end
   iters.Filter = function(d)
     local it = iter_of(d._input)

@@ -70,7 +70,7 @@ return function(tf, I)
     local par = 1
     if opts.num_parallel_reads ~= nil then
       par = check_int(opts.num_parallel_reads, what, "num_parallel_reads", true)
-      if par == tf.data.AUTOTUNE then par = 2 end
+      if par == tf.data.AUTOTUNE then par = internal.cpu_count() end
       if par < 1 then raise("InvalidArgumentError", "%s: 'num_parallel_reads' must be >= 1 or AUTOTUNE, got %d", what, par) end
     end
     local files = file_list(filenames)
@@ -80,56 +80,82 @@ return function(tf, I)
 
   card.TFRecord = function() return UNK end
 
-  local ropen, rnext, rbatch, rclose = internal.tfrecord_reader_open, internal.tfrecord_next,
-    internal.tfrecord_next_batch, internal.tfrecord_reader_close
+  local ropen, rnext, rbatch, rclose, rready = internal.tfrecord_reader_open, internal.tfrecord_next,
+    internal.tfrecord_next_batch, internal.tfrecord_reader_close, internal.tfrecord_ready
+  local readio = require("tf.data.readio")
 
   --- A stream of the records of d's files, 'take(h)' giving the next element
   -- from reader h (a scalar) or up to n records (a vector). With
-  -- num_parallel_reads > 1, up to that many files are open at once (each on
-  -- its worker thread) and taken from in turn, one record (or batch) each,
-  -- as TensorFlow's deterministic parallel interleave does.
+  -- num_parallel_reads = P > 1, it is TensorFlow's interleave of the files
+  -- with cycle_length P, block_length 1 (the order of the sequential
+  -- interleave, as deterministic parallel interleave keeps): up to P files
+  -- are open at once, read on the threads of a pool, and taken from in turn;
+  -- an ended file's slot takes the next file on its next turn.
   local function stream(d, take)
     local files, nf = d._files, #d._files
+    local P = d._par
     local nextfile = 1
-    local open = {}   -- readers in the cycle
-    local cur = 1
-    local function add()
-      if nextfile > nf then return false end
+    -- the readers run on the threads of the enclosing interleave's pool, or
+    -- of a pool of num_parallel_reads threads, or each on a thread of its own
+    local pool = readio.pool
+    if pool == nil and P > 1 then pool = internal.read_pool(math.min(P, math.max(nf, 1))) end
+    local slots, nopen, cur, eoi = {}, 0, 1, false
+    local function open_next()
+      if nextfile > nf then eoi = true; return false end
       local f = files[nextfile]
       nextfile = nextfile + 1
-      open[#open + 1] = ropen(f, d._comp, d._bs, d._skip)
-      return true
+      local h = ropen(f, d._comp, d._bs, d._skip, pool)
+      nopen = nopen + 1
+      return h
     end
-    for _ = 1, d._par do if not add() then break end end
+    -- the first P files are opened at once (slot k takes file k, as visiting
+    -- the empty slots in turn would), so that they are read meanwhile
+    for k = 1, P do slots[k] = open_next() end
+    local function close_all()
+      for k = 1, P do if slots[k] then rclose(slots[k]); slots[k] = false end end
+      nopen = 0
+    end
     return function()
-      while #open > 0 do
-        if cur > #open then cur = 1 end
-        local h = open[cur]
-        local ok, x, off = pcall(take, h)
-        if not ok then
-          for _, r in ipairs(open) do rclose(r) end
-          open = {}
-          error(x, 0)
+      while not eoi or nopen > 0 do
+        local h = slots[cur]
+        if h then
+          local ok, x, off = pcall(take, h)
+          if not ok then
+            close_all()
+            eoi = true
+            error(x, 0)
+          end
+          if x ~= nil then
+            cur = cur % P + 1
+            return x, off
+          end
+          rclose(h)
+          slots[cur] = false
+          nopen = nopen - 1
+          cur = cur % P + 1
+        elseif not eoi then
+          slots[cur] = open_next()
+        else
+          cur = cur % P + 1
         end
-        if x ~= nil then
-          cur = cur + 1
-          return x, off
-        end
-        rclose(h)
-        table.remove(open, cur)
-        if add() then table.insert(open, cur, table.remove(open)) end
       end
       return nil
+    end, function()   -- ready: the next call returns without waiting
+      local h = slots[cur]
+      if h then return rready(h) end
+      return true
     end
   end
 
   iters.TFRecord = function(d)
-    local nxt = stream(d, rnext)
-    return function()
+    local nxt, ready = stream(d, rnext)
+    local it = function()
       local x = nxt()
       if x == nil then return nil end
       return {n = 1, x}
     end
+    readio.ready[it] = ready
+    return it
   end
 
   -- batch right after the source: whole string vectors from the workers
