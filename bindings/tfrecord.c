@@ -1,7 +1,9 @@
 /*
 ** tfrecord.c: Lua bindings of TFRecord files (core/tfrecord.c). The writer is
-** a thin box. The reader runs on a worker thread of its own (its own
-** context): it reads, checks and copies records into chunks of strings (at
+** a thin box. The reader is a job of a reader pool (bindings/readpool.c: a
+** pool of one thread of its own, or the pool of an interleave's
+** num_parallel_calls / TFRecordDataset's num_parallel_reads), with its own
+** context: a pool thread reads, checks and copies records into chunks of strings (at
 ** most CHUNK_RECORDS records or about CHUNK_BYTES each), up to QDEPTH chunks
 ** ahead (about 4 MB per open file). A chunk's strings share one allocation
 ** (a string slab, core/storage.c: no malloc per record, freed when the last
