@@ -292,6 +292,29 @@ static int l_next(lua_State *L) {
     return 2;
 }
 
+/* core.tfrecord_next_many(handle, n) -> a table of up to n scalar string tensors (the records of
+** the current chunk: one call per chunk rather than per record); nothing at the end */
+static int l_next_many(lua_State *L) {
+    tfr *p = checkreader(L, 1);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    if (n < 1) return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: count must be >= 1");
+    if (!refill(L, p)) return 0;
+    lua_Integer k = p->cur.n - p->curat;
+    if (k > n) k = n;
+    lua_createtable(L, (int)k, 0);
+    ltf_ctx *ctx = ltfL_ctx(L);
+    for (lua_Integer i = 1; i <= k; i++) {
+        ltfL_box *b = ltfL_newbox(L);
+        ltf_tensor *t = ltf_tensor_new(ctx, LTF_DTYPE_STRING, 0, NULL);
+        if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
+        ((ltf_string **)ltf_tensor_data(t))[0] = p->cur.s[p->curat];
+        p->cur.s[p->curat++] = NULL;
+        ltfL_fillbox(L, b, t);
+        lua_rawseti(L, -2, i);
+    }
+    return 1;
+}
+
 /* core.tfrecord_next_batch(handle, n) -> 1-D string tensor of up to n records; nothing at the end */
 static int l_next_batch(lua_State *L) {
     tfr *p = checkreader(L, 1);
@@ -394,6 +417,7 @@ static const luaL_Reg tfrecord_fns[] = {
     {"tfrecord_reader_open", l_reader_open},
     {"tfrecord_next", l_next},
     {"tfrecord_next_batch", l_next_batch},
+    {"tfrecord_next_many", l_next_many},
     {"tfrecord_skipped", l_skipped},
     {"tfrecord_reader_close", l_reader_close},
     {"tfrecord_ready", l_ready},

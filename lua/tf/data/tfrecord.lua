@@ -82,6 +82,7 @@ return function(tf, I)
 
   local ropen, rnext, rbatch, rclose, rready = internal.tfrecord_reader_open, internal.tfrecord_next,
     internal.tfrecord_next_batch, internal.tfrecord_reader_close, internal.tfrecord_ready
+  local rmany = internal.tfrecord_next_many
   local readio = require("tf.data.readio")
 
   --- A stream of the records of d's files, 'take(h)' giving the next element
@@ -148,13 +149,31 @@ return function(tf, I)
   end
 
   iters.TFRecord = function(d)
-    local nxt, ready = stream(d, rnext)
+    if d._par > 1 then   -- one record from each file in turn
+      local nxt, ready = stream(d, rnext)
+      local it = function()
+        local x = nxt()
+        if x == nil then return nil end
+        return {n = 1, x}
+      end
+      readio.ready[it] = ready
+      return it
+    end
+    -- one file at a time: the records of a worker chunk come in one call
+    local nxt, ready = stream(d, function(h) return rmany(h, 4096) end)
+    local buf, bi, bn = nil, 0, 0
     local it = function()
-      local x = nxt()
-      if x == nil then return nil end
+      if bi >= bn then
+        buf = nxt()
+        if buf == nil then bi, bn = 0, 0; return nil end
+        bi, bn = 0, #buf
+      end
+      bi = bi + 1
+      local x = buf[bi]
+      buf[bi] = false
       return {n = 1, x}
     end
-    readio.ready[it] = ready
+    readio.ready[it] = function() return bi < bn or ready() end
     return it
   end
 
