@@ -327,6 +327,7 @@ return function(tf, P)
     return internal.decode_csv(records, sel, delim, quote, na, unpack(defs))
   end
 
+  local csv_exclude   -- below
   local CSV_KW = {compression_type = true, buffer_size = true, header = true, field_delim = true,
                   use_quote_delim = true, na_value = true, select_cols = true, exclude_cols = true, name = true}
 
@@ -340,16 +341,74 @@ return function(tf, P)
       _load = function(f) return pack(internal.csv_read(f, comp, delim, quote, na, header, sel, unpack(defs))) end})
   end
 
+  --- The fields of a CSV line (quotes respected): their count.
+  local function count_fields(line, delim, quote)
+    local n, inq = 1, false
+    for ch in line:gmatch(".") do
+      if quote and ch == '"' then inq = not inq elseif ch == delim and not inq then n = n + 1 end
+    end
+    return n
+  end
+
+  --- exclude_cols (1-based, increasing) as the select_cols of the other
+  -- columns: the column count is that of the first line of the first file.
+  csv_exclude = function(opts, path, ndefs, what)
+    if opts.select_cols ~= nil then
+      raise("InvalidArgumentError", "%s: 'select_cols' and 'exclude_cols' are mutually exclusive: give one", what)
+    end
+    local ex = opts.exclude_cols
+    if is_tensor(ex) then ex = ex:totable() end
+    if not is_plain_table(ex) then
+      raise("TypeError", "%s: 'exclude_cols' must be a list of 1-based column positions, got %s", what, type(ex))
+    end
+    for i, c in ipairs(ex) do
+      if math.type(c) ~= "integer" or c < 1 or (i > 1 and c <= ex[i - 1]) then
+        raise("InvalidArgumentError", "%s: 'exclude_cols' must be increasing 1-based column positions, got %s at %d",
+          what, tostring(c), i)
+      end
+    end
+    local delim, quote = csv_opts(opts, what)
+    local comp = comp_type(opts.compression_type, what)
+    local line
+    local f = comp == "" and io.open(path, "rb")
+    if f then
+      line = f:read("l") or ""
+      f:close()
+    else
+      line = internal.read_bytes(path, comp):match("^([^\n]*)")   -- raises the reader's error for a missing file
+    end
+    line = line:gsub("\r$", "")
+    local ncols = count_fields(line, delim, quote)
+    local drop, sel = {}, {}
+    for _, c in ipairs(ex) do
+      if c > ncols then
+        raise("InvalidArgumentError", "%s: 'exclude_cols' names column %d, but %s has %d columns", what, c, path, ncols)
+      end
+      drop[c] = true
+    end
+    for c = 1, ncols do if not drop[c] then sel[#sel + 1] = c end end
+    if #sel ~= ndefs then
+      raise("InvalidArgumentError", "%s: %s has %d columns, %d excluded: %d record_defaults expected, got %d", what,
+        path, ncols, #ex, #sel, ndefs)
+    end
+    return sel
+  end
+
   --- tf.data.experimental.CsvDataset(filenames, record_defaults [, {header=, field_delim=,
-  -- use_quote_delim=, na_value=, select_cols=, compression_type=, buffer_size=}]):
+  -- use_quote_delim=, na_value=, select_cols= | exclude_cols=, compression_type=, buffer_size=}]):
   -- one tuple of column scalars per record.
   function data.experimental.CsvDataset(filenames, record_defaults, opts)
     local what = "CsvDataset"
     opts = kw(opts, what, CSV_KW)
+    local files, defs = file_list(filenames, what), csv_defaults(record_defaults, what)
     if opts.exclude_cols ~= nil then
-      raise("UnimplementedError", "CsvDataset: 'exclude_cols' is not supported: use select_cols")
+      local o = {}
+      for k, v in pairs(opts) do o[k] = v end
+      o.select_cols = csv_exclude(opts, files[1], #defs, what)
+      o.exclude_cols = nil
+      opts = o
     end
-    return csv_source(file_list(filenames, what), csv_defaults(record_defaults, what), opts, what)
+    return csv_source(files, defs, opts, what)
   end
 
   --- Split the first line of 'path' (header names).
