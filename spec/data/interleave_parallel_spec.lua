@@ -202,6 +202,11 @@ describe("interleave on reader threads", function()
     it = nil
     collectgarbage(); collectgarbage()
     assert.are.equal(base, internal.read_pool_threads())
+    -- datasets without file readers start no thread
+    local it2 = tf.data.Dataset.range(1, 4):interleave(function(x) return tf.data.Dataset.from_tensors(x) end,
+      {cycle_length = 2, num_parallel_calls = 2}):iter()
+    assert.are.equal(1, it2():item())
+    assert.are.equal(base, internal.read_pool_threads())
     -- a reader alone has one thread of its own
     local one = tf.data.TFRecordDataset(files[3]):iter()
     assert.are.equal("f3-r1", one():item())

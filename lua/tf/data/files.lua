@@ -73,8 +73,8 @@ return function(tf, P)
   -- and decompression overlap the consumption of this one.
   local function reader_ahead(d)
     local ahead = {}
-    -- reads run on the threads of the enclosing interleave's pool (readio.pool), or on one of their own
-    local pool = readio.pool
+    -- reads run on the threads of the enclosing interleave's pool (readio.get_pool), or on one of their own
+    local pool = readio.get_pool and readio.get_pool()
     -- the first file is read from the moment the iterator exists (so the
     -- datasets interleave keeps open read their files at the same time)
     if d._comp ~= nil and #d._files > 0 then ahead[1] = internal.file_prefetch(d._files[1], d._comp, pool) end
@@ -669,12 +669,15 @@ return function(tf, P)
     if det == nil then det = readio.deterministic end
     if det == nil then det = true end
     -- the file readers of fn's datasets run on a pool of num_parallel_calls
-    -- threads (one without it), made when the first dataset is opened
+    -- threads (one without it), made when the first reader asks for it
     local pool
+    local function get_pool()
+      pool = pool or internal.read_pool(d._par or 1)
+      return pool
+    end
     local function open_slot(x)
       local ds = call_ds_fn(d._fn, x, "interleave")
-      pool = pool or internal.read_pool(d._par or 1)
-      return readio.with({pool = pool}, iter_of, ds)
+      return readio.with({get_pool = get_pool}, iter_of, ds)
     end
     local function advance() bi = 0; idx = idx % C + 1 end
     --- Fill the empty slots now, in the order the cycle will visit them
@@ -721,6 +724,7 @@ return function(tf, P)
             goto again
           end
         end
+        if not pool then return nil end
         internal.read_pool_wait(pool, 5)
         ::again::
       end

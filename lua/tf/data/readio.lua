@@ -1,9 +1,10 @@
 --- tf.data.readio: what an iterator being built hands to the file readers
 -- under it (lua/tf/data/files.lua, lua/tf/data/tfrecord.lua; one table per
 -- lua_State, nothing shared between states):
---   pool           the reader pool (tf.core.internal.read_pool) of the
---                  interleave whose function's datasets are being opened:
---                  their readers run on its threads (num_parallel_calls)
+--   get_pool       a function giving the reader pool (tf.core.internal.read_pool,
+--                  made on first use) of the interleave whose function's
+--                  datasets are being opened: their readers run on its
+--                  threads (num_parallel_calls)
 --   deterministic  the innermost Options' deterministic setting of the
 --                  pipeline being opened (nil: not set)
 --   ready[it]      for an iterator function: a function telling whether

@@ -98,7 +98,7 @@ return function(tf, I)
     local nextfile = 1
     -- the readers run on the threads of the enclosing interleave's pool, or
     -- of a pool of num_parallel_reads threads, or each on a thread of its own
-    local pool = readio.pool
+    local pool = readio.get_pool and readio.get_pool()
     if pool == nil and P > 1 then pool = internal.read_pool(math.min(P, math.max(nf, 1))) end
     local slots, nopen, cur, eoi = {}, 0, 1, false
     local function open_next()
