@@ -208,5 +208,6 @@ void ltfL_open_readpool(lua_State *L) {
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     ltfL_register(L, fns, LTFL_INTERNAL);
+    ltfL_open_textlines(L);
 }
 /* }==== */

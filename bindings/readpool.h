@@ -57,4 +57,5 @@ int ltfL_rpool_live_threads(void);
 /* The pool of the read_pool handle at stack index idx; NULL for nil or none. */
 ltfL_rpool *ltfL_optpool(lua_State *L, int idx);
 void ltfL_open_readpool(lua_State *L);
+void ltfL_open_textlines(lua_State *L);   /* bindings/textlines.c, opened by ltfL_open_readpool */
 #endif

@@ -185,8 +185,59 @@ return function(tf, P)
 
   local function single(flat) return {n = 1, flat[1]} end
 
+  --- TextLineDataset with buffer_size: the lines of each file in chunks of
+  -- about buffer_size bytes, read on a reader-pool thread (the next file is
+  -- opened when the current one is, so its first chunk is read meanwhile).
+  iters.TextStream = function(d)
+    if tracing() then no_graph("TextLineDataset", "files are read by Lua-side readers: iterate the dataset outside tf.fn") end
+    local files, comp, bs = d._files, d._comp, d._bs
+    local pool = readio.get_pool and readio.get_pool()
+    local lopen, lnext, lready, lclose = internal.lines_open, internal.lines_next, internal.lines_ready,
+      internal.lines_close
+    local fi, h, ahead, ahead_err = 0, nil, nil, nil
+    local cur, n, r = nil, 0, 0
+    local it = function()
+      while true do
+        if r < n then
+          r = r + 1
+          return {n = 1, tf.gather(cur, r)}
+        end
+        if h then
+          local ok, t = pcall(lnext, h)
+          if not ok then
+            lclose(h); h = nil
+            if ahead then lclose(ahead); ahead = nil end
+            fi = #files
+            error(t, 0)
+          end
+          if t then cur, n, r = t, t.shape[1], 0
+          else lclose(h); h = nil end
+        else
+          fi = fi + 1
+          if fi > #files then return nil end
+          if ahead_err then   -- the file opened ahead failed: raised at its turn
+            local e = ahead_err
+            ahead_err = nil
+            fi = #files
+            error(e, 0)
+          end
+          h = ahead or lopen(files[fi], comp, bs, pool)
+          ahead = nil
+          if fi + 1 <= #files then
+            local ok, x = pcall(lopen, files[fi + 1], comp, bs, pool)
+            if ok then ahead = x else ahead_err = x end
+          end
+        end
+      end
+    end
+    readio.ready[it] = function() return r < n or h == nil or lready(h) end
+    return it
+  end
+  card.TextStream = function() return UNK end
+
   --- tf.data.TextLineDataset(filenames [, {compression_type=, buffer_size=, num_parallel_reads=}]):
-  -- the lines of the files (string scalars, LF or CRLF removed), file after file.
+  -- the lines of the files (string scalars, LF or CRLF removed), file after file. With buffer_size
+  -- (and one file at a time) the files are streamed in pieces of that many bytes (TextStream).
   function data.TextLineDataset(filenames, opts)
     local what = "TextLineDataset"
     if type(opts) == "string" then opts = {compression_type = opts} end
@@ -196,6 +247,12 @@ return function(tf, P)
     local cycle = opts.num_parallel_reads and check_int(opts.num_parallel_reads, what, "num_parallel_reads", true) or 1
     if cycle == -1 then cycle = #files end
     if cycle < 1 then raise("InvalidArgumentError", "%s: 'num_parallel_reads' must be positive, got %d", what, cycle) end
+    if opts.buffer_size ~= nil and math.min(cycle, #files) == 1 then
+      -- bounded memory: the files are read buffer_size bytes at a time (bindings/textlines.c)
+      local bs = check_int(opts.buffer_size, what, "buffer_size", true)
+      if bs < 1 then raise("InvalidArgumentError", "%s: 'buffer_size' must be positive, got %d", what, bs) end
+      return new("TextStream", {_files = files, _comp = comp, _bs = bs})
+    end
     return new("FileChunks", {_what = what, _files = files, _cycle = math.min(cycle, #files), _rebuild = single,
       _comp = comp,
       _load = function(f) return {internal.read_lines(f, comp)} end})
