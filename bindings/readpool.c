@@ -44,7 +44,9 @@ static void *pool_main(void *arg) {
     while (!p->quit) {
         ltfL_rjob *j = pick(p);
         if (!j) {
+            p->idle++;
             pthread_cond_wait(&p->work, &p->mu);
+            p->idle--;
             continue;
         }
         j->busy = 1;
@@ -53,7 +55,7 @@ static void *pool_main(void *arg) {
         pthread_mutex_lock(&p->mu);
         j->publish(j);
         j->busy = 0;
-        pthread_cond_broadcast(&p->ready);
+        if (p->ready_waiters) pthread_cond_broadcast(&p->ready);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -114,7 +116,7 @@ void ltfL_rpool_attach(ltfL_rpool *p, ltfL_rjob *j) {
     if (p->tail) p->tail->next = j;
     else p->head = j;
     p->tail = j;
-    pthread_cond_broadcast(&p->work);
+    if (p->idle) pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -123,7 +125,11 @@ void ltfL_rpool_detach(ltfL_rjob *j) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
     j->stop = 1;
-    while (j->busy) pthread_cond_wait(&p->ready, &p->mu);
+    while (j->busy) {
+        p->ready_waiters++;
+        pthread_cond_wait(&p->ready, &p->mu);
+        p->ready_waiters--;
+    }
     if (j->prev) j->prev->next = j->next;
     else p->head = j->next;
     if (j->next) j->next->prev = j->prev;
@@ -137,12 +143,16 @@ void ltfL_rpool_detach(ltfL_rjob *j) {
 void ltfL_rpool_wait(ltfL_rjob *j) {
     ltfL_rpool *p = j->pool;
     j->waiting = 1;
-    pthread_cond_broadcast(&p->work);   /* the threads serve a waited-on job first */
+    if (p->idle) pthread_cond_broadcast(&p->work);   /* the threads serve a waited-on job first */
+    p->ready_waiters++;
     pthread_cond_wait(&p->ready, &p->mu);
+    p->ready_waiters--;
     j->waiting = 0;
 }
 
-void ltfL_rpool_kick(ltfL_rpool *p) { pthread_cond_broadcast(&p->work); }
+void ltfL_rpool_kick(ltfL_rpool *p) {
+    if (p->idle) pthread_cond_broadcast(&p->work);
+}
 
 /* {==== Lua handle */
 typedef struct rpool_box { ltfL_rpool *p; } rpool_box;
@@ -178,7 +188,9 @@ static int l_read_pool_wait(lua_State *L) {
     ts.tv_nsec += (long)(ms % 1000) * 1000000L;
     if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
     pthread_mutex_lock(&b->p->mu);
+    b->p->ready_waiters++;
     pthread_cond_timedwait(&b->p->ready, &b->p->mu, &ts);
+    b->p->ready_waiters--;
     pthread_mutex_unlock(&b->p->mu);
     return 0;
 }

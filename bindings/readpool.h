@@ -36,6 +36,8 @@ struct ltfL_rpool {
     pthread_cond_t work;    /* pool threads wait for a runnable job */
     pthread_cond_t ready;   /* consumers wait for results (and detach for a step to end) */
     int nthreads, nstarted, quit, refs;
+    int idle;               /* threads waiting on 'work' (signalled only then) */
+    int ready_waiters;      /* waits on 'ready' under way (signalled only then) */
     pthread_t *th;
     ltfL_rjob *head, *tail;
 };
@@ -47,7 +49,7 @@ void ltfL_rpool_release(ltfL_rpool *p);   /* the last reference joins the thread
 void ltfL_rpool_attach(ltfL_rpool *p, ltfL_rjob *j);
 /* Stop a job: waits for a running step to end, unlinks it, releases the pool. */
 void ltfL_rpool_detach(ltfL_rjob *j);
-/* Under the lock: block the consumer until 'j' publishes something. */
+/* Under the lock: block the consumer until 'j' publishes something (or another job: callers loop). */
 void ltfL_rpool_wait(ltfL_rjob *j);
 /* Under the lock: a job became runnable (the consumer took from its buffer). */
 void ltfL_rpool_kick(ltfL_rpool *p);
