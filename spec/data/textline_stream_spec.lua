@@ -88,6 +88,13 @@ describe("TextLineDataset with buffer_size", function()
     end)
     assert.is_true(#got > 0)
     same_list(got, table.move(split(text), 1, #got, 1, {}))
+    local ds = tf.data.TextLineDataset(plain, {buffer_size = 8})
+    assert.tf_error("UnimplementedError", "TextLineDataset inside tf.fn: this stage runs in Lua: iterate the dataset " ..
+      "outside tf.fn", tf.fn(function()
+        local k = 0
+        for _ in ds do k = k + 1 end
+        return tf.constant(k)
+      end))
     assert.tf_error("InvalidArgumentError", "TextLineDataset: 'buffer_size' must be positive, got 0", function()
       tf.data.TextLineDataset(plain, {buffer_size = 0})
     end)

@@ -251,7 +251,7 @@ return function(tf, P)
       -- bounded memory: the files are read buffer_size bytes at a time (bindings/textlines.c)
       local bs = check_int(opts.buffer_size, what, "buffer_size", true)
       if bs < 1 then raise("InvalidArgumentError", "%s: 'buffer_size' must be positive, got %d", what, bs) end
-      return new("TextStream", {_files = files, _comp = comp, _bs = bs})
+      return new("TextStream", {_what = what, _files = files, _comp = comp, _bs = bs})
     end
     return new("FileChunks", {_what = what, _files = files, _cycle = math.min(cycle, #files), _rebuild = single,
       _comp = comp,
