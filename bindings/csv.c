@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -32,13 +33,17 @@
 typedef struct fbuf {
     unsigned char *p;
     size_t n, cap;
+    size_t maplen;   /* > 0: p is the file mapped read-only (a plain regular file), not malloc'd */
 } fbuf;
 
+static void fbuf_free(fbuf *b) {
+    if (b->maplen) munmap(b->p, b->maplen);
+    else free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
 static int fbuf_gc(lua_State *L) {
-    fbuf *b = lua_touserdata(L, 1);
-    free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
+    fbuf_free(lua_touserdata(L, 1));
     return 0;
 }
 
@@ -84,7 +89,22 @@ static ltf_status read_file_c(const char *what, const char *path, const char *co
         return e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_INVALID_ARGUMENT;
     }
     struct stat sb;
-    int oom = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && !grow(&raw, (size_t)sb.st_size + 1);
+    int regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+    /* a plain regular file is mapped, not copied: the readers only read it
+    ** (the pages come from the page cache, with no copy and no fresh memory
+    ** to fault in; a file truncated while it is parsed faults, as any mapping) */
+    if (!z && regular && sb.st_size > 0 && (uint64_t)sb.st_size < (uint64_t)SIZE_MAX / 2) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (m != MAP_FAILED) {
+            madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL | MADV_WILLNEED);
+            fclose(f);
+            out->p = m;
+            out->n = out->maplen = (size_t)sb.st_size;
+            out->cap = 0;
+            return LTF_OK;
+        }
+    }
+    int oom = regular && !grow(&raw, (size_t)sb.st_size + 1);
     while (!oom) {
         if (raw.cap - raw.n < 4096 && !grow(&raw, 1 << 20)) { oom = 1; break; }
         size_t k = fread(raw.p + raw.n, 1, raw.cap - raw.n, f);
@@ -188,7 +208,7 @@ static void readahead_join(readahead *r) {
 static int readahead_gc(lua_State *L) {
     readahead *r = lua_touserdata(L, 1);
     ltfL_rpool_detach(&r->job);   /* waits for a read under way */
-    free(r->buf.p);
+    fbuf_free(&r->buf);
     free(r->path);
     free(r->comp);
     memset(r, 0, sizeof *r);
