@@ -162,6 +162,10 @@ describe("interleave on reader threads", function()
     same_list(nd, {"f1-r1", "f1-r2", "f1-r3", "f1-r4", "f1-r5", "f1-r6", "f1-r7",
                    "f6-r1", "f6-r2", "f6-r3", "f6-r4", "f6-r5"})
     same_list(run(true), reference({records[6], records[1]}, 2, 1))
+    -- TFRecordDataset's own num_parallel_reads, with the options' deterministic = false
+    os.execute("(sleep 2; cat " .. files[6] .. ") > " .. fifo .. " &")
+    local o = tf.data.Options{deterministic = false}
+    same_list(collect(tf.data.TFRecordDataset({fifo, files[1]}, {num_parallel_reads = 2}):with_options(o)), nd)
   end)
 
   it("a corrupt record read on a worker is raised in the caller with its file and offset", function()

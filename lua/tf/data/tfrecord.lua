@@ -91,7 +91,9 @@ return function(tf, I)
   -- with cycle_length P, block_length 1 (the order of the sequential
   -- interleave, as deterministic parallel interleave keeps): up to P files
   -- are open at once, read on the threads of a pool, and taken from in turn;
-  -- an ended file's slot takes the next file on its next turn.
+  -- an ended file's slot takes the next file on its next turn. With the
+  -- pipeline's Options deterministic = false, a ready file goes first when
+  -- the one whose turn it is would wait.
   local function stream(d, take)
     local files, nf = d._files, #d._files
     local P = d._par
@@ -116,7 +118,40 @@ return function(tf, I)
       for k = 1, P do if slots[k] then rclose(slots[k]); slots[k] = false end end
       nopen = 0
     end
+    -- deterministic = false (the pipeline's options): a ready file's record
+    -- goes first when the one whose turn it is would wait (nil: none)
+    local det = readio.deterministic ~= false or P == 1
+    local function any_ready()
+      while true do
+        local h = slots[cur]
+        if not h or rready(h) then return nil end
+        for k = 1, P - 1 do
+          local j = (cur - 1 + k) % P + 1
+          local g = slots[j]
+          if g and rready(g) then
+            local ok, x, off = pcall(take, g)
+            if not ok then
+              close_all()
+              eoi = true
+              error(x, 0)
+            end
+            if x ~= nil then return x, off end
+            rclose(g)
+            slots[j] = false
+            nopen = nopen - 1
+            if not eoi then slots[j] = open_next() end
+            goto again
+          end
+        end
+        if pool then internal.read_pool_wait(pool, 5) else return nil end
+        ::again::
+      end
+    end
     return function()
+      if not det then
+        local x, off = any_ready()
+        if x ~= nil then return x, off end
+      end
       while not eoi or nopen > 0 do
         local h = slots[cur]
         if h then
