@@ -242,6 +242,12 @@ static int l_file_prefetch(lua_State *L) {
     return 1;
 }
 
+/* file_prefetch_close(handle): drop the read now (waits for it if under way); the handle is then empty */
+static int l_file_prefetch_close(lua_State *L) {
+    luaL_checkudata(L, 1, READAHEAD);
+    return readahead_gc(L);
+}
+
 /* file_ready(handle) -> whether the read has ended (interleave's deterministic = false) */
 static int l_file_ready(lua_State *L) {
     readahead *r = luaL_checkudata(L, 1, READAHEAD);
@@ -530,6 +536,7 @@ static const luaL_Reg csv_internal[] = {
     {"cpu_count", l_cpu_count},
     {"file_prefetch", l_file_prefetch},
     {"file_ready", l_file_ready},
+    {"file_prefetch_close", l_file_prefetch_close},
     {"glob", l_glob},
     {"tensor_bytes", l_tensor_bytes},
     {"tensor_from_bytes", l_tensor_from_bytes},

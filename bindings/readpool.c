@@ -204,6 +204,7 @@ static const luaL_Reg fns[] = {
     {"read_pool", l_read_pool},
     {"read_pool_threads", l_read_pool_threads},
     {"read_pool_wait", l_read_pool_wait},
+    {"read_pool_close", pool_gc},
     {NULL, NULL}
 };
 

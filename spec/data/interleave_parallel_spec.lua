@@ -195,15 +195,29 @@ describe("interleave on reader threads", function()
     end)
   end)
 
-  it("an iterator stopped early (take) leaves no reader thread once collected", function()
+  it("take(n) stops the readers once it has its elements; others leave no thread once collected", function()
     collectgarbage(); collectgarbage()
     local base = internal.read_pool_threads()
     local ds = tf.data.Dataset.from_tensor_slices(tf.constant(files))
       :interleave(tfrecord_ds, {cycle_length = 4, num_parallel_calls = 4}):take(3)
     local it = ds:iter()
-    same_list({it():item(), it():item(), it():item()}, {"f1-r1", "f2-r1", "f3-r1"})
+    same_list({it():item(), it():item()}, {"f1-r1", "f2-r1"})
     assert.are.equal(base + 4, internal.read_pool_threads())
-    it = nil
+    -- the third element completes take(3): the readers and the pool stop at once, no collection needed
+    assert.are.equal("f3-r1", it():item())
+    assert.are.equal(base, internal.read_pool_threads())
+    assert.is_nil(it())
+    -- the same for text files and TFRecord batches, without take: once collected
+    local it3 = tf.data.Dataset.from_tensor_slices(tf.constant(textfiles)):interleave(function(f)
+      return tf.data.TextLineDataset(f, {buffer_size = 16}) end, {cycle_length = 3, num_parallel_calls = 3}):iter()
+    assert.are.equal("f1-r1", it3():item())
+    assert.are.equal(base + 3, internal.read_pool_threads())
+    local it4 = tf.data.TFRecordDataset(files[3]):map(function(x) return x end):take(2):iter()
+    assert.are.equal("f3-r1", it4():item())
+    assert.are.equal(base + 4, internal.read_pool_threads())
+    assert.are.equal("f3-r2", it4():item())
+    assert.are.equal(base + 3, internal.read_pool_threads())
+    it3 = nil
     collectgarbage(); collectgarbage()
     assert.are.equal(base, internal.read_pool_threads())
     -- datasets without file readers start no thread

@@ -89,6 +89,8 @@ return function(tf, P)
     end, function(i)   -- whether file i's read has ended (or it has none: read when needed)
       local h = ahead[i]
       return h == nil or internal.file_ready(h)
+    end, function()   -- stop: reads started ahead are dropped now
+      for i, h in pairs(ahead) do internal.file_prefetch_close(h); ahead[i] = nil end
     end
   end
 
@@ -100,7 +102,7 @@ return function(tf, P)
     end
     local files, load, rebuild, cycle = d._files, d._load, d._rebuild, d._cycle
     local nextfile = 0
-    local src, src_ready = reader_ahead(d)
+    local src, src_ready, src_stop = reader_ahead(d)
     local function open()
       nextfile = nextfile + 1
       if nextfile > #files then return nil end
@@ -139,6 +141,11 @@ return function(tf, P)
       local c = slots[cur]
       if c and c.r < c.n then return true end
       return ended or src_ready(nextfile + 1)
+    end
+    readio.closer[it] = function()
+      src_stop()
+      ended = true
+      for s = 1, cycle do slots[s] = false end
     end
     return it
   end
@@ -231,6 +238,11 @@ return function(tf, P)
       end
     end
     readio.ready[it] = function() return r < n or h == nil or lready(h) end
+    readio.closer[it] = function()
+      if h then lclose(h); h = nil end
+      if ahead then lclose(ahead); ahead = nil end
+      ahead_err, cur, n, r, fi = nil, nil, 0, 0, #files
+    end
     return it
   end
   card.TextStream = function() return UNK end
@@ -786,7 +798,8 @@ return function(tf, P)
         ::again::
       end
     end
-    return function()
+    local iter
+    iter = function()
       while not eoi or open > 0 do
         if not eoi and not slots[idx] then fill() end
         if not det then
@@ -817,6 +830,15 @@ return function(tf, P)
       end
       return nil
     end
+    readio.closer[iter] = function()   -- the open datasets' readers and the pool's threads end now
+      for j = 1, C do
+        if slots[j] then readio.close(slots[j]); slots[j] = nil end
+      end
+      open, eoi = 0, true
+      readio.close(it)
+      if pool then internal.read_pool_close(pool) end
+    end
+    return iter
   end
   card.Interleave = card.FlatMap
 

@@ -1102,10 +1102,13 @@ return function(tf)
     end
     local it = iter_of(d._input)
     local left = d._count
+    local readio = require("tf.data.readio")
     return function()
       if left == 0 then return nil end
       if left > 0 then left = left - 1 end
-      return it()
+      local e = it()
+      if left == 0 then readio.close(it) end   -- file readers below stop now (their threads end)
+      return e
     end
   end
   iters.Skip = function(d)
@@ -1165,8 +1168,9 @@ return function(tf)
       if r.n == 0 or r[1] == nil then raise("ValueError", "map: the function returned no value (nil)") end
       return r
     end
-    local ready = require("tf.data.readio").ready   -- ready when its input is (interleave, deterministic = false)
-    ready[m] = ready[it]
+    local readio = require("tf.data.readio")
+    readio.ready[m] = readio.ready[it]   -- ready when its input is (interleave, deterministic = false)
+    if readio.closer[it] then readio.closer[m] = function() readio.close(it) end end
     return m
   end
   iters.Filter = function(d)

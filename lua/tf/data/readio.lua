@@ -10,8 +10,21 @@
 --   ready[it]      for an iterator function: a function telling whether
 --                  its next call returns without waiting (interleave's
 --                  deterministic = false takes a ready input first)
+--   closer[it]     for an iterator function: a function that stops its
+--                  readers now (their threads end or go idle) rather than
+--                  when the iterator is collected; take(n) calls it once it
+--                  has its n elements
 -- with(fields, f, ...): f(...) with the fields set, restored afterwards.
-local M = {ready = setmetatable({}, {__mode = "k"})}
+-- close(it): runs it's closer once (nothing when it has none).
+local M = {ready = setmetatable({}, {__mode = "k"}), closer = setmetatable({}, {__mode = "k"})}
+
+function M.close(it)
+  local c = it and M.closer[it]
+  if c then
+    M.closer[it] = nil
+    c()
+  end
+end
 
 function M.with(fields, f, ...)
   local old = {}

@@ -118,6 +118,11 @@ return function(tf, I)
       for k = 1, P do if slots[k] then rclose(slots[k]); slots[k] = false end end
       nopen = 0
     end
+    local function stop()   -- no more records: the readers are closed now
+      close_all()
+      eoi = true
+      nextfile = nf + 1
+    end
     -- deterministic = false (the pipeline's options): a ready file's record
     -- goes first when the one whose turn it is would wait (nil: none)
     local det = readio.deterministic ~= false or P == 1
@@ -180,22 +185,23 @@ return function(tf, I)
       local h = slots[cur]
       if h then return rready(h) end
       return true
-    end
+    end, stop
   end
 
   iters.TFRecord = function(d)
     if d._par > 1 then   -- one record from each file in turn
-      local nxt, ready = stream(d, rnext)
+      local nxt, ready, stop = stream(d, rnext)
       local it = function()
         local x = nxt()
         if x == nil then return nil end
         return {n = 1, x}
       end
       readio.ready[it] = ready
+      readio.closer[it] = stop
       return it
     end
     -- one file at a time: the records of a worker chunk come in one call
-    local nxt, ready = stream(d, function(h) return rmany(h, 4096) end)
+    local nxt, ready, stop = stream(d, function(h) return rmany(h, 4096) end)
     local buf, bi, bn = nil, 0, 0
     local it = function()
       if bi >= bn then
@@ -209,6 +215,7 @@ return function(tf, I)
       return {n = 1, x}
     end
     readio.ready[it] = function() return bi < bn or ready() end
+    readio.closer[it] = function() stop(); buf, bi, bn = nil, 0, 0 end
     return it
   end
 
@@ -218,9 +225,10 @@ return function(tf, I)
     local src = d._input
     if src.kind ~= "TFRecord" or src._par > 1 then return base_batch(d) end
     local B, drop = d._size, d._drop
-    local nxt = stream(src, function(h) return rbatch(h, B) end)
+    local nxt, _, stop = stream(src, function(h) return rbatch(h, B) end)
     local pending = nil
-    return function()
+    local it
+    it = function()
       local x = pending or nxt()
       pending = nil
       if x == nil then return nil end
@@ -241,6 +249,8 @@ return function(tf, I)
       if drop and k < B then return nil end
       return {n = 1, x}
     end
+    readio.closer[it] = function() stop(); pending = nil end
+    return it
   end
 
   --- Inside tf.fn: the records, read when tracing, as one string vector.
