@@ -222,5 +222,6 @@ void ltfL_open_readpool(lua_State *L) {
     lua_pop(L, 1);
     ltfL_register(L, fns, LTFL_INTERNAL);
     ltfL_open_textlines(L);
+    ltfL_open_mapparallel(L);
 }
 /* }==== */

@@ -60,4 +60,5 @@ int ltfL_rpool_live_threads(void);
 ltfL_rpool *ltfL_optpool(lua_State *L, int idx);
 void ltfL_open_readpool(lua_State *L);
 void ltfL_open_textlines(lua_State *L);   /* bindings/textlines.c, opened by ltfL_open_readpool */
+void ltfL_open_mapparallel(lua_State *L); /* bindings/mapparallel.c, likewise */
 #endif

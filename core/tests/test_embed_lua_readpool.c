@@ -5,7 +5,8 @@
 ** per-state tf.data.readio table is not shared). Each state's records must
 ** be exactly its own files' records in TensorFlow's order, the same as the
 ** sequential interleave in that state (TextLineDataset streamed with
-** buffer_size too), and after both states are closed no reader thread is left. Run under ASan by scripts/sanitize.sh.
+** buffer_size too; a map with num_parallel_calls gives the right sum), and
+** after both states are closed no reader thread is left. Run under ASan by scripts/sanitize.sh.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -66,6 +67,11 @@ static const char script[] =
     "  return table.concat(out, ',')\n"
     "end\n"
     "if result == 'ok' and lines(nil, nil) ~= lines(100, 2) then result = 'text lines differ' end\n"
+    "local sum = 0\n"
+    "for y in tf.data.Dataset.range(1, 301):map(function(x) return x * K end, {num_parallel_calls = 2}):iter() do\n"
+    "  sum = sum + y:item()\n"
+    "end\n"
+    "if result == 'ok' and sum ~= 45150 * K then result = 'parallel map sum ' .. sum end\n"
     "os.remove(txt)\n"
     "for _, f in ipairs(files) do os.remove(f) end\n";
 
