@@ -25,6 +25,7 @@
 #define LTFL_TLR "tf.data.TextLineReader"
 #define QDEPTH 4
 #define ERRSZ 600
+#define BS_MAX ((lua_Integer)16 << 20)
 
 typedef struct lchunk {
     ltf_string **s;   /* NULL entries: empty lines */
@@ -263,7 +264,7 @@ static int l_lines_open(lua_State *L) {
     r->job.runnable = tlr_runnable;
     r->job.produce = tlr_produce;
     r->job.publish = tlr_publish;
-    r->bs = (size_t)bs;
+    r->bs = bs > BS_MAX ? BS_MAX : (size_t)bs;   /* a huge buffer_size reads 16 MB at a time */
     r->z = z;
     r->path = strdup(path);
     r->comp = strdup(comp);
