@@ -19,25 +19,31 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <zlib.h>
 #include "ltfL.h"
 #include "ltf_data.h"
+#include "readpool.h"
 
 #define CSV_BUFFER "tf.data.filebuffer"
 
 typedef struct fbuf {
     unsigned char *p;
     size_t n, cap;
+    size_t maplen;   /* > 0: p is the file mapped read-only (a plain regular file), not malloc'd */
 } fbuf;
 
+static void fbuf_free(fbuf *b) {
+    if (b->maplen) munmap(b->p, b->maplen);
+    else free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
 static int fbuf_gc(lua_State *L) {
-    fbuf *b = lua_touserdata(L, 1);
-    free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
+    fbuf_free(lua_touserdata(L, 1));
     return 0;
 }
 
@@ -83,7 +89,22 @@ static ltf_status read_file_c(const char *what, const char *path, const char *co
         return e == ENOENT ? LTF_ERR_NOT_FOUND : LTF_ERR_INVALID_ARGUMENT;
     }
     struct stat sb;
-    int oom = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && !grow(&raw, (size_t)sb.st_size + 1);
+    int regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+    /* a plain regular file is mapped, not copied: the readers only read it
+    ** (the pages come from the page cache, with no copy and no fresh memory
+    ** to fault in; a file truncated while it is parsed faults, as any mapping) */
+    if (!z && regular && sb.st_size > 0 && (uint64_t)sb.st_size < (uint64_t)SIZE_MAX / 2) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (m != MAP_FAILED) {
+            madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL | MADV_WILLNEED);
+            fclose(f);
+            out->p = m;
+            out->n = out->maplen = (size_t)sb.st_size;
+            out->cap = 0;
+            return LTF_OK;
+        }
+    }
+    int oom = regular && !grow(&raw, (size_t)sb.st_size + 1);
     while (!oom) {
         if (raw.cap - raw.n < 4096 && !grow(&raw, 1 << 20)) { oom = 1; break; }
         size_t k = fread(raw.p + raw.n, 1, raw.cap - raw.n, f);
@@ -156,41 +177,50 @@ static ltf_status read_file_c(const char *what, const char *path, const char *co
 ** consumption of the current one (lua/tf/data/files.lua). */
 #define READAHEAD "tf.data.readahead"
 typedef struct readahead {
-    pthread_t th;
-    int started, joined;
+    ltfL_rjob job;         /* first: the pool's view */
+    int done;              /* under the pool's lock */
     char *path, *comp;
     fbuf buf;
     ltf_status st;
     char err[600];
 } readahead;
 
-static void *readahead_main(void *arg) {
-    readahead *r = arg;
-    r->st = read_file_c("read", r->path, r->comp, &r->buf, r->err, sizeof r->err);
-    return NULL;
+static int readahead_runnable(ltfL_rjob *j) {
+    readahead *r = (readahead *)j;
+    return !r->done;
 }
+static void readahead_produce(ltfL_rjob *j) {
+    readahead *r = (readahead *)j;
+    r->st = read_file_c("read", r->path, r->comp, &r->buf, r->err, sizeof r->err);
+}
+static void readahead_publish(ltfL_rjob *j) { ((readahead *)j)->done = 1; }
 
+/* Wait for the read (it ran, or it runs now); the job leaves its pool. */
 static void readahead_join(readahead *r) {
-    if (r->started && !r->joined) {
-        pthread_join(r->th, NULL);
-        r->joined = 1;
-    }
+    ltfL_rpool *p = r->job.pool;
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    while (!r->done) ltfL_rpool_wait(&r->job);
+    pthread_mutex_unlock(&p->mu);
+    ltfL_rpool_detach(&r->job);
 }
 
 static int readahead_gc(lua_State *L) {
     readahead *r = lua_touserdata(L, 1);
-    readahead_join(r);
-    free(r->buf.p);
+    ltfL_rpool_detach(&r->job);   /* waits for a read under way */
+    fbuf_free(&r->buf);
     free(r->path);
     free(r->comp);
     memset(r, 0, sizeof *r);
     return 0;
 }
 
+/* file_prefetch(path, compression [, pool]): the read runs on the pool's threads (on a thread of its own without one) */
 static int l_file_prefetch(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     size_t cl;
     const char *comp = lua_isnoneornil(L, 2) ? "" : luaL_checklstring(L, 2, &cl);
+    ltfL_rpool *pool = ltfL_optpool(L, 3);
     readahead *r = lua_newuserdatauv(L, sizeof *r, 0);
     memset(r, 0, sizeof *r);
     if (luaL_newmetatable(L, READAHEAD)) {
@@ -198,11 +228,37 @@ static int l_file_prefetch(lua_State *L) {
         lua_setfield(L, -2, "__gc");
     }
     lua_setmetatable(L, -2);
+    r->job.runnable = readahead_runnable;
+    r->job.produce = readahead_produce;
+    r->job.publish = readahead_publish;
     r->path = strdup(path);
     r->comp = strdup(comp);
     if (!r->path || !r->comp) return ltfL_raisef(L, LTF_ERR_RESOURCE_EXHAUSTED, "file_prefetch: out of memory");
-    if (pthread_create(&r->th, NULL, readahead_main, r) == 0) r->started = 1;
-    else r->st = read_file_c("read", r->path, r->comp, &r->buf, r->err, sizeof r->err);   /* no thread: read here */
+    if (pool) ltfL_rpool_attach(pool, &r->job);
+    else if ((pool = ltfL_rpool_new(1)) != NULL) {
+        ltfL_rpool_attach(pool, &r->job);
+        ltfL_rpool_release(pool);
+    } else r->st = read_file_c("read", r->path, r->comp, &r->buf, r->err, sizeof r->err);   /* no thread: read here */
+    return 1;
+}
+
+/* file_prefetch_close(handle): drop the read now (waits for it if under way); the handle is then empty */
+static int l_file_prefetch_close(lua_State *L) {
+    luaL_checkudata(L, 1, READAHEAD);
+    return readahead_gc(L);
+}
+
+/* file_ready(handle) -> whether the read has ended (interleave's deterministic = false) */
+static int l_file_ready(lua_State *L) {
+    readahead *r = luaL_checkudata(L, 1, READAHEAD);
+    ltfL_rpool *p = r->job.pool;
+    int done = 1;
+    if (p) {
+        pthread_mutex_lock(&p->mu);
+        done = r->done;
+        pthread_mutex_unlock(&p->mu);
+    }
+    lua_pushboolean(L, done);
     return 1;
 }
 /* }==== */
@@ -479,6 +535,8 @@ static int l_cpu_count(lua_State *L) {
 static const luaL_Reg csv_internal[] = {
     {"cpu_count", l_cpu_count},
     {"file_prefetch", l_file_prefetch},
+    {"file_ready", l_file_ready},
+    {"file_prefetch_close", l_file_prefetch_close},
     {"glob", l_glob},
     {"tensor_bytes", l_tensor_bytes},
     {"tensor_from_bytes", l_tensor_from_bytes},

@@ -23,6 +23,7 @@ return function(tf, P)
     P.flatten_elem, P.tracing, P.no_graph
   local INF, UNK = P.INF, P.UNK
   local data = tf.data
+  local readio = require("tf.data.readio")
 
   local function unary(kind, input, fields)
     fields._input = input
@@ -72,17 +73,24 @@ return function(tf, P)
   -- and decompression overlap the consumption of this one.
   local function reader_ahead(d)
     local ahead = {}
+    -- reads run on the threads of the enclosing interleave's pool (readio.get_pool), or on one of their own
+    local pool = readio.get_pool and readio.get_pool()
     -- the first file is read from the moment the iterator exists (so the
     -- datasets interleave keeps open read their files at the same time)
-    if d._comp ~= nil and #d._files > 0 then ahead[1] = internal.file_prefetch(d._files[1], d._comp) end
+    if d._comp ~= nil and #d._files > 0 then ahead[1] = internal.file_prefetch(d._files[1], d._comp, pool) end
     return function(i)
       local h = ahead[i]
       ahead[i] = nil
       local files = d._files
       if d._comp ~= nil and i + 1 <= #files and ahead[i + 1] == nil then
-        ahead[i + 1] = internal.file_prefetch(files[i + 1], d._comp)
+        ahead[i + 1] = internal.file_prefetch(files[i + 1], d._comp, pool)
       end
       return h or files[i]
+    end, function(i)   -- whether file i's read has ended (or it has none: read when needed)
+      local h = ahead[i]
+      return h == nil or internal.file_ready(h)
+    end, function()   -- stop: reads started ahead are dropped now
+      for i, h in pairs(ahead) do internal.file_prefetch_close(h); ahead[i] = nil end
     end
   end
 
@@ -94,7 +102,7 @@ return function(tf, P)
     end
     local files, load, rebuild, cycle = d._files, d._load, d._rebuild, d._cycle
     local nextfile = 0
-    local src = reader_ahead(d)
+    local src, src_ready, src_stop = reader_ahead(d)
     local function open()
       nextfile = nextfile + 1
       if nextfile > #files then return nil end
@@ -104,7 +112,7 @@ return function(tf, P)
     local slots, cur = {}, 1
     for s = 1, cycle do slots[s] = false end
     local ended = false
-    return function()
+    local it = function()
       while true do
         local live = false
         for s = 1, cycle do
@@ -129,6 +137,17 @@ return function(tf, P)
         end
       end
     end
+    readio.ready[it] = function()   -- a row is there, or the next file's read has ended
+      local c = slots[cur]
+      if c and c.r < c.n then return true end
+      return ended or src_ready(nextfile + 1)
+    end
+    readio.closer[it] = function()
+      src_stop()
+      ended = true
+      for s = 1, cycle do slots[s] = false end
+    end
+    return it
   end
   card.FileChunks = function() return UNK end
 
@@ -173,8 +192,64 @@ return function(tf, P)
 
   local function single(flat) return {n = 1, flat[1]} end
 
+  --- TextLineDataset with buffer_size: the lines of each file in chunks of
+  -- about buffer_size bytes, read on a reader-pool thread (the next file is
+  -- opened when the current one is, so its first chunk is read meanwhile).
+  iters.TextStream = function(d)
+    if tracing() then no_graph("TextLineDataset", "files are read by Lua-side readers: iterate the dataset outside tf.fn") end
+    local files, comp, bs = d._files, d._comp, d._bs
+    local pool = readio.get_pool and readio.get_pool()
+    local lopen, lnext, lready, lclose = internal.lines_open, internal.lines_next, internal.lines_ready,
+      internal.lines_close
+    local fi, h, ahead, ahead_err = 0, nil, nil, nil
+    local cur, n, r = nil, 0, 0
+    local it = function()
+      while true do
+        if r < n then
+          r = r + 1
+          return {n = 1, tf.gather(cur, r)}
+        end
+        if h then
+          local ok, t = pcall(lnext, h)
+          if not ok then
+            lclose(h); h = nil
+            if ahead then lclose(ahead); ahead = nil end
+            fi = #files
+            error(t, 0)
+          end
+          if t then cur, n, r = t, t.shape[1], 0
+          else lclose(h); h = nil end
+        else
+          fi = fi + 1
+          if fi > #files then return nil end
+          if ahead_err then   -- the file opened ahead failed: raised at its turn
+            local e = ahead_err
+            ahead_err = nil
+            fi = #files
+            error(e, 0)
+          end
+          h = ahead or lopen(files[fi], comp, bs, pool)
+          ahead = nil
+          if fi + 1 <= #files then
+            local ok, x = pcall(lopen, files[fi + 1], comp, bs, pool)
+            if ok then ahead = x else ahead_err = x end
+          end
+        end
+      end
+    end
+    readio.ready[it] = function() return r < n or h == nil or lready(h) end
+    readio.closer[it] = function()
+      if h then lclose(h); h = nil end
+      if ahead then lclose(ahead); ahead = nil end
+      ahead_err, cur, n, r, fi = nil, nil, 0, 0, #files
+    end
+    return it
+  end
+  card.TextStream = function() return UNK end
+
   --- tf.data.TextLineDataset(filenames [, {compression_type=, buffer_size=, num_parallel_reads=}]):
-  -- the lines of the files (string scalars, LF or CRLF removed), file after file.
+  -- the lines of the files (string scalars, LF or CRLF removed), file after file. With buffer_size
+  -- (and one file at a time) the files are streamed in pieces of that many bytes (TextStream).
   function data.TextLineDataset(filenames, opts)
     local what = "TextLineDataset"
     if type(opts) == "string" then opts = {compression_type = opts} end
@@ -184,6 +259,12 @@ return function(tf, P)
     local cycle = opts.num_parallel_reads and check_int(opts.num_parallel_reads, what, "num_parallel_reads", true) or 1
     if cycle == -1 then cycle = #files end
     if cycle < 1 then raise("InvalidArgumentError", "%s: 'num_parallel_reads' must be positive, got %d", what, cycle) end
+    if opts.buffer_size ~= nil and math.min(cycle, #files) == 1 then
+      -- bounded memory: the files are read buffer_size bytes at a time (bindings/textlines.c)
+      local bs = check_int(opts.buffer_size, what, "buffer_size", true)
+      if bs < 1 then raise("InvalidArgumentError", "%s: 'buffer_size' must be positive, got %d", what, bs) end
+      return new("TextStream", {_what = what, _files = files, _comp = comp, _bs = bs})
+    end
     return new("FileChunks", {_what = what, _files = files, _cycle = math.min(cycle, #files), _rebuild = single,
       _comp = comp,
       _load = function(f) return {internal.read_lines(f, comp)} end})
@@ -315,6 +396,7 @@ return function(tf, P)
     return internal.decode_csv(records, sel, delim, quote, na, unpack(defs))
   end
 
+  local csv_exclude   -- below
   local CSV_KW = {compression_type = true, buffer_size = true, header = true, field_delim = true,
                   use_quote_delim = true, na_value = true, select_cols = true, exclude_cols = true, name = true}
 
@@ -328,16 +410,74 @@ return function(tf, P)
       _load = function(f) return pack(internal.csv_read(f, comp, delim, quote, na, header, sel, unpack(defs))) end})
   end
 
+  --- The fields of a CSV line (quotes respected): their count.
+  local function count_fields(line, delim, quote)
+    local n, inq = 1, false
+    for ch in line:gmatch(".") do
+      if quote and ch == '"' then inq = not inq elseif ch == delim and not inq then n = n + 1 end
+    end
+    return n
+  end
+
+  --- exclude_cols (1-based, increasing) as the select_cols of the other
+  -- columns: the column count is that of the first line of the first file.
+  csv_exclude = function(opts, path, ndefs, what)
+    if opts.select_cols ~= nil then
+      raise("InvalidArgumentError", "%s: 'select_cols' and 'exclude_cols' are mutually exclusive: give one", what)
+    end
+    local ex = opts.exclude_cols
+    if is_tensor(ex) then ex = ex:totable() end
+    if not is_plain_table(ex) then
+      raise("TypeError", "%s: 'exclude_cols' must be a list of 1-based column positions, got %s", what, type(ex))
+    end
+    for i, c in ipairs(ex) do
+      if math.type(c) ~= "integer" or c < 1 or (i > 1 and c <= ex[i - 1]) then
+        raise("InvalidArgumentError", "%s: 'exclude_cols' must be increasing 1-based column positions, got %s at %d",
+          what, tostring(c), i)
+      end
+    end
+    local delim, quote = csv_opts(opts, what)
+    local comp = comp_type(opts.compression_type, what)
+    local line
+    local f = comp == "" and io.open(path, "rb")
+    if f then
+      line = f:read("l") or ""
+      f:close()
+    else
+      line = internal.read_bytes(path, comp):match("^([^\n]*)")   -- raises the reader's error for a missing file
+    end
+    line = line:gsub("\r$", "")
+    local ncols = count_fields(line, delim, quote)
+    local drop, sel = {}, {}
+    for _, c in ipairs(ex) do
+      if c > ncols then
+        raise("InvalidArgumentError", "%s: 'exclude_cols' names column %d, but %s has %d columns", what, c, path, ncols)
+      end
+      drop[c] = true
+    end
+    for c = 1, ncols do if not drop[c] then sel[#sel + 1] = c end end
+    if #sel ~= ndefs then
+      raise("InvalidArgumentError", "%s: %s has %d columns, %d excluded: %d record_defaults expected, got %d", what,
+        path, ncols, #ex, #sel, ndefs)
+    end
+    return sel
+  end
+
   --- tf.data.experimental.CsvDataset(filenames, record_defaults [, {header=, field_delim=,
-  -- use_quote_delim=, na_value=, select_cols=, compression_type=, buffer_size=}]):
+  -- use_quote_delim=, na_value=, select_cols= | exclude_cols=, compression_type=, buffer_size=}]):
   -- one tuple of column scalars per record.
   function data.experimental.CsvDataset(filenames, record_defaults, opts)
     local what = "CsvDataset"
     opts = kw(opts, what, CSV_KW)
+    local files, defs = file_list(filenames, what), csv_defaults(record_defaults, what)
     if opts.exclude_cols ~= nil then
-      raise("UnimplementedError", "CsvDataset: 'exclude_cols' is not supported: use select_cols")
+      local o = {}
+      for k, v in pairs(opts) do o[k] = v end
+      o.select_cols = csv_exclude(opts, files[1], #defs, what)
+      o.exclude_cols = nil
+      opts = o
     end
-    return csv_source(file_list(filenames, what), csv_defaults(record_defaults, what), opts, what)
+    return csv_source(files, defs, opts, what)
   end
 
   --- Split the first line of 'path' (header names).
@@ -574,24 +714,45 @@ return function(tf, P)
     local blk = check_int(opts.block_length or 1, what, "block_length", true)
     if cyc < 1 then raise("InvalidArgumentError", "interleave: 'cycle_length' must be positive, got %d", cyc) end
     if blk < 1 then raise("InvalidArgumentError", "interleave: 'block_length' must be positive, got %d", blk) end
+    local par
     if opts.num_parallel_calls ~= nil then
-      local n = check_int(opts.num_parallel_calls, what, "num_parallel_calls", true)
-      if n < -1 or n == 0 then
-        raise("InvalidArgumentError", "interleave: 'num_parallel_calls' must be positive or AUTOTUNE, got %d", n)
+      par = check_int(opts.num_parallel_calls, what, "num_parallel_calls", true)
+      if par < -1 or par == 0 then
+        raise("InvalidArgumentError", "interleave: 'num_parallel_calls' must be positive or AUTOTUNE, got %d", par)
       end
+      if par == data.AUTOTUNE then par = internal.cpu_count() end
     end
-    return unary("Interleave", self, {_fn = fn, _cycle = cyc, _block = blk})
+    local det = opts.deterministic
+    if det ~= nil and type(det) ~= "boolean" then
+      raise("TypeError", "interleave: 'deterministic' must be a boolean or nil, got %s", type(det))
+    end
+    return unary("Interleave", self, {_fn = fn, _cycle = cyc, _block = blk, _par = par, _det = det})
   end
   iters.Interleave = function(d)
     if tracing() then no_graph("interleave", "its function runs in Lua: iterate the dataset outside tf.fn") end
     local it = iter_of(d._input)
     local C, B = d._cycle, d._block
     local slots, open, idx, bi, eoi = {}, 0, 1, 0, false
+    -- deterministic: the argument, else the pipeline's options, else true
+    local det = d._det
+    if det == nil then det = readio.deterministic end
+    if det == nil then det = true end
+    -- the file readers of fn's datasets run on a pool of num_parallel_calls
+    -- threads (one without it), made when the first reader asks for it
+    local pool
+    local function get_pool()
+      pool = pool or internal.read_pool(d._par or 1)
+      return pool
+    end
+    local function open_slot(x)
+      local ds = call_ds_fn(d._fn, x, "interleave")
+      return readio.with({get_pool = get_pool}, iter_of, ds)
+    end
     local function advance() bi = 0; idx = idx % C + 1 end
     --- Fill the empty slots now, in the order the cycle will visit them
     -- (the same input element goes to the same slot as filling each on its
     -- visit would): their datasets' iterators exist at once, so file
-    -- sources among them read their files on worker threads meanwhile.
+    -- sources among them read their files on the pool's threads meanwhile.
     local function fill()
       for k = 0, C - 1 do
         if eoi then return end
@@ -599,14 +760,52 @@ return function(tf, P)
         if not slots[j] then
           local x = it()
           if x == nil then eoi = true; return end
-          slots[j] = iter_of(call_ds_fn(d._fn, x, "interleave"))
+          slots[j] = open_slot(x)
           open = open + 1
         end
       end
     end
-    return function()
+    local ready = readio.ready
+    --- deterministic = false: when the slot whose turn it is would wait,
+    -- an element of another slot that is ready goes first; when none is
+    -- ready, wait for any of the pool's readers (nil: take the slot's turn)
+    local function any_ready()
+      while true do
+        local s = slots[idx]
+        local r = s and ready[s]
+        if not r or r() then return nil end
+        for k = 1, C - 1 do
+          local j = (idx - 1 + k) % C + 1
+          local t = slots[j]
+          if t and ready[t] and ready[t]() then
+            local e = t()
+            if e ~= nil then return e end
+            slots[j] = nil   -- ended: the next input takes its place
+            open = open - 1
+            if not eoi then
+              local x = it()
+              if x == nil then eoi = true
+              else
+                slots[j] = open_slot(x)
+                open = open + 1
+              end
+            end
+            goto again
+          end
+        end
+        if not pool then return nil end
+        internal.read_pool_wait(pool, 5)
+        ::again::
+      end
+    end
+    local iter
+    iter = function()
       while not eoi or open > 0 do
         if not eoi and not slots[idx] then fill() end
+        if not det then
+          local e = any_ready()
+          if e ~= nil then return e end
+        end
         local s = slots[idx]
         if s then
           local e = s()
@@ -622,7 +821,7 @@ return function(tf, P)
           local x = it()
           if x == nil then eoi = true
           else
-            slots[idx] = iter_of(call_ds_fn(d._fn, x, "interleave"))
+            slots[idx] = open_slot(x)
             open = open + 1
           end
         else
@@ -631,6 +830,15 @@ return function(tf, P)
       end
       return nil
     end
+    readio.closer[iter] = function()   -- the open datasets' readers and the pool's threads end now
+      for j = 1, C do
+        if slots[j] then readio.close(slots[j]); slots[j] = nil end
+      end
+      open, eoi = 0, true
+      readio.close(it)
+      if pool then internal.read_pool_close(pool) end
+    end
+    return iter
   end
   card.Interleave = card.FlatMap
 
@@ -774,7 +982,11 @@ return function(tf, P)
     end
     return unary("WithOptions", self, {_options = o})
   end
-  iters.WithOptions = function(d) return iter_of(d._input) end
+  iters.WithOptions = function(d)
+    local det = d._options.deterministic
+    if det == nil then return iter_of(d._input) end
+    return readio.with({deterministic = det}, iter_of, d._input)
+  end
   card.WithOptions = function(d) return d._input:cardinality() end
   function Dataset:options()
     check_self(self, "options")

@@ -53,6 +53,9 @@ return function(tf)
   end
 
   local function tracing() return core.is_tracing() end
+  -- shared with files.lua/tfrecord.lua: taken once, with this module (a
+  -- require at iteration time could find another copy of the table)
+  local readio = require("tf.data.readio")
 
   -- {==== structures: tensors or nested tables of tensors
   local function is_plain_table(t) return type(t) == "table" and getmetatable(t) == nil end
@@ -472,9 +475,20 @@ return function(tf)
   function Dataset:map(fn, opts)
     check_self(self, "map")
     check_fn(fn, "map")
-    kw(opts, "map", {num_parallel_calls = true, deterministic = true, name = true})
-    local g = tf.is_fn and tf.is_fn(fn) and fn or tf.fn(fn, {name = "dataset_map"})
-    return unary("Map", self, {_fn = g})
+    opts = kw(opts, "map", {num_parallel_calls = true, deterministic = true, name = true})
+    local own = not (tf.is_fn and tf.is_fn(fn))
+    local g = own and tf.fn(fn, {name = "dataset_map"}) or fn
+    local par
+    if opts.num_parallel_calls ~= nil then
+      par = check_int(opts.num_parallel_calls, "map", "num_parallel_calls", true)
+      if par < -1 or par == 0 then
+        raise("InvalidArgumentError", "map: 'num_parallel_calls' must be positive or AUTOTUNE, got %d", par)
+      end
+      if par == -1 then par = tf.core.internal.cpu_count() end
+    end
+    -- the graph is run on worker threads only when the map traced it itself
+    -- (a tf.fn of the caller's might later need its graph for gradients)
+    return unary("Map", self, {_fn = g, _par = own and par or nil})
   end
 
   --- ds:filter(predicate): keeps the elements for which predicate(values)
@@ -1105,7 +1119,9 @@ return function(tf)
     return function()
       if left == 0 then return nil end
       if left > 0 then left = left - 1 end
-      return it()
+      local e = it()
+      if left == 0 then readio.close(it) end   -- file readers below stop now (their threads end)
+      return e
     end
   end
   iters.Skip = function(d)
@@ -1155,16 +1171,118 @@ return function(tf)
       end
     end
   end
+  --- map with num_parallel_calls = P > 1: up to 2P input elements are
+  -- taken at a time; those that call the map's traced graph directly
+  -- (the signature of the first, no tape) run on P worker threads at once
+  -- (bindings/mapparallel.c: a stateless graph on numeric tensors, as the
+  -- thread contract allows); anything else, or a refused graph, runs here.
+  -- Results keep the input order.
+  local function parallel_map(d, it)
+    local g, P = d._fn, d._par
+    local internal = tf.core.internal
+    local runner, refused = nil, false
+    local out, oi = {}, 0
+    local function one(e)
+      local r = pack(g(unpack(e, 1, e.n)))
+      if r.n == 0 or r[1] == nil then raise("ValueError", "map: the function returned no value (nil)") end
+      return r
+    end
+    local function give(k)
+      local r = out[k]
+      out[k] = false
+      if r.err then
+        out, oi = {}, 0   -- the rest of this batch is dropped with the error
+        if r.lua_err ~= nil then error(r.lua_err, 0) end
+        internal.map_raise(r.err, r.msg)
+      end
+      return r
+    end
+    return function()
+      if oi < #out then
+        oi = oi + 1
+        return give(oi)
+      end
+      out, oi = {}, 0
+      local ins = {}
+      for k = 1, 2 * P do
+        local e = it()
+        if e == nil then break end
+        ins[k] = e
+      end
+      if #ins == 0 then return nil end
+      -- the first element runs here (tracing the graph when it is new)
+      out[1] = one(ins[1])
+      local cf = g._last_cf
+      local batch, where = {}, {}
+      if not refused and cf and cf._G then
+        for k = 2, #ins do
+          local e = ins[k]
+          local key, mode = tf.core.trace_key(unpack(e, 1, e.n))
+          local entry = key and mode == 0 and g._fast and g._fast[key]
+          if entry and entry.cf == cf and entry.all and not entry.objs then
+            local args = {}
+            for j = 1, e.n do args[j] = e[j] end
+            batch[#batch + 1] = args
+            where[#where + 1] = k
+          end
+        end
+      end
+      if #batch > 0 then
+        runner = runner or internal.map_runner(P)
+        local res, why = internal.map_run(runner, cf._G, batch)
+        if res == nil then
+          refused = true
+          d._refused = why   -- kept for docs/specs: why the map ran on the Lua thread
+        else
+          for b, k in ipairs(where) do
+            local y = res[b]
+            if y.err then out[k] = y   -- raised at its turn
+            else
+              local r = pack(cf:_outputs(unpack(y, 1, y.n)))
+              if r.n == 0 or r[1] == nil then raise("ValueError", "map: the function returned no value (nil)") end
+              out[k] = r
+            end
+          end
+        end
+      end
+      -- the others here, in order, stopping at a failure (raised at its turn)
+      for k = 2, #ins do
+        if not out[k] then
+          local ok, r = pcall(one, ins[k])
+          if not ok then
+            for q = k + 1, #ins do out[q] = nil end
+            out[k] = {n = 0, err = true, lua_err = r}
+            break
+          end
+          out[k] = r
+        elseif out[k].err then
+          for q = k + 1, #ins do out[q] = nil end
+          break
+        end
+      end
+      oi = 1
+      return give(1)
+    end
+  end
+
   iters.Map = function(d)
     local it = iter_of(d._input)
     local g = d._fn
-    return function()
+    if d._par and d._par > 1 and not tracing() then
+      local m = parallel_map(d, it)
+      if readio.closer[it] then readio.closer[m] = function() readio.close(it) end end
+      return m
+    end
+    local m = function()
       local e = it()
       if e == nil then return nil end
       local r = pack(g(unpack(e, 1, e.n)))
       if r.n == 0 or r[1] == nil then raise("ValueError", "map: the function returned no value (nil)") end
       return r
     end
+    readio.ready[m] = readio.ready[it]   -- ready when its input is (interleave, deterministic = false)
+    if readio.closer[it] then readio.closer[m] = function() readio.close(it) end end
+    return m
   end
   iters.Filter = function(d)
     local it = iter_of(d._input)

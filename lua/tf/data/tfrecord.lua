@@ -70,7 +70,7 @@ return function(tf, I)
     local par = 1
     if opts.num_parallel_reads ~= nil then
       par = check_int(opts.num_parallel_reads, what, "num_parallel_reads", true)
-      if par == tf.data.AUTOTUNE then par = 2 end
+      if par == tf.data.AUTOTUNE then par = internal.cpu_count() end
       if par < 1 then raise("InvalidArgumentError", "%s: 'num_parallel_reads' must be >= 1 or AUTOTUNE, got %d", what, par) end
     end
     local files = file_list(filenames)
@@ -80,56 +80,143 @@ return function(tf, I)
 
   card.TFRecord = function() return UNK end
 
-  local ropen, rnext, rbatch, rclose = internal.tfrecord_reader_open, internal.tfrecord_next,
-    internal.tfrecord_next_batch, internal.tfrecord_reader_close
+  local ropen, rnext, rbatch, rclose, rready = internal.tfrecord_reader_open, internal.tfrecord_next,
+    internal.tfrecord_next_batch, internal.tfrecord_reader_close, internal.tfrecord_ready
+  local rmany = internal.tfrecord_next_many
+  local readio = require("tf.data.readio")
 
   --- A stream of the records of d's files, 'take(h)' giving the next element
   -- from reader h (a scalar) or up to n records (a vector). With
-  -- num_parallel_reads > 1, up to that many files are open at once (each on
-  -- its worker thread) and taken from in turn, one record (or batch) each,
-  -- as TensorFlow's deterministic parallel interleave does.
+  -- num_parallel_reads = P > 1, it is TensorFlow's interleave of the files
+  -- with cycle_length P, block_length 1 (the order of the sequential
+  -- interleave, as deterministic parallel interleave keeps): up to P files
+  -- are open at once, read on the threads of a pool, and taken from in turn;
+  -- an ended file's slot takes the next file on its next turn. With the
+  -- pipeline's Options deterministic = false, a ready file goes first when
+  -- the one whose turn it is would wait.
   local function stream(d, take)
     local files, nf = d._files, #d._files
+    local P = d._par
     local nextfile = 1
-    local open = {}   -- readers in the cycle
-    local cur = 1
-    local function add()
-      if nextfile > nf then return false end
+    -- the readers run on the threads of the enclosing interleave's pool, or
+    -- of a pool of num_parallel_reads threads, or each on a thread of its own
+    local pool = readio.get_pool and readio.get_pool()
+    if pool == nil and P > 1 then pool = internal.read_pool(math.min(P, math.max(nf, 1))) end
+    local slots, nopen, cur, eoi = {}, 0, 1, false
+    local function open_next()
+      if nextfile > nf then eoi = true; return false end
       local f = files[nextfile]
       nextfile = nextfile + 1
-      open[#open + 1] = ropen(f, d._comp, d._bs, d._skip)
-      return true
+      local h = ropen(f, d._comp, d._bs, d._skip, pool)
+      nopen = nopen + 1
+      return h
     end
-    for _ = 1, d._par do if not add() then break end end
+    -- the first P files are opened at once (slot k takes file k, as visiting
+    -- the empty slots in turn would), so that they are read meanwhile
+    for k = 1, P do slots[k] = open_next() end
+    local function close_all()
+      for k = 1, P do if slots[k] then rclose(slots[k]); slots[k] = false end end
+      nopen = 0
+    end
+    local function stop()   -- no more records: the readers are closed now
+      close_all()
+      eoi = true
+      nextfile = nf + 1
+    end
+    -- deterministic = false (the pipeline's options): a ready file's record
+    -- goes first when the one whose turn it is would wait (nil: none)
+    local det = readio.deterministic ~= false or P == 1
+    local function any_ready()
+      while true do
+        local h = slots[cur]
+        if not h or rready(h) then return nil end
+        for k = 1, P - 1 do
+          local j = (cur - 1 + k) % P + 1
+          local g = slots[j]
+          if g and rready(g) then
+            local ok, x, off = pcall(take, g)
+            if not ok then
+              close_all()
+              eoi = true
+              error(x, 0)
+            end
+            if x ~= nil then return x, off end
+            rclose(g)
+            slots[j] = false
+            nopen = nopen - 1
+            if not eoi then slots[j] = open_next() end
+            goto again
+          end
+        end
+        if pool then internal.read_pool_wait(pool, 5) else return nil end
+        ::again::
+      end
+    end
     return function()
-      while #open > 0 do
-        if cur > #open then cur = 1 end
-        local h = open[cur]
-        local ok, x, off = pcall(take, h)
-        if not ok then
-          for _, r in ipairs(open) do rclose(r) end
-          open = {}
-          error(x, 0)
+      if not det then
+        local x, off = any_ready()
+        if x ~= nil then return x, off end
+      end
+      while not eoi or nopen > 0 do
+        local h = slots[cur]
+        if h then
+          local ok, x, off = pcall(take, h)
+          if not ok then
+            close_all()
+            eoi = true
+            error(x, 0)
+          end
+          if x ~= nil then
+            cur = cur % P + 1
+            return x, off
+          end
+          rclose(h)
+          slots[cur] = false
+          nopen = nopen - 1
+          cur = cur % P + 1
+        elseif not eoi then
+          slots[cur] = open_next()
+        else
+          cur = cur % P + 1
         end
-        if x ~= nil then
-          cur = cur + 1
-          return x, off
-        end
-        rclose(h)
-        table.remove(open, cur)
-        if add() then table.insert(open, cur, table.remove(open)) end
       end
       return nil
-    end
+    end, function()   -- ready: the next call returns without waiting
+      local h = slots[cur]
+      if h then return rready(h) end
+      return true
+    end, stop
   end
 
   iters.TFRecord = function(d)
-    local nxt = stream(d, rnext)
-    return function()
-      local x = nxt()
-      if x == nil then return nil end
+    if d._par > 1 then   -- one record from each file in turn
+      local nxt, ready, stop = stream(d, rnext)
+      local it = function()
+        local x = nxt()
+        if x == nil then return nil end
+        return {n = 1, x}
+      end
+      readio.ready[it] = ready
+      readio.closer[it] = stop
+      return it
+    end
+    -- one file at a time: the records of a worker chunk come in one call
+    local nxt, ready, stop = stream(d, function(h) return rmany(h, 4096) end)
+    local buf, bi, bn = nil, 0, 0
+    local it = function()
+      if bi >= bn then
+        buf = nxt()
+        if buf == nil then bi, bn = 0, 0; return nil end
+        bi, bn = 0, #buf
+      end
+      bi = bi + 1
+      local x = buf[bi]
+      buf[bi] = false
       return {n = 1, x}
     end
+    readio.ready[it] = function() return bi < bn or ready() end
+    readio.closer[it] = function() stop(); buf, bi, bn = nil, 0, 0 end
+    return it
   end
 
   -- batch right after the source: whole string vectors from the workers
@@ -138,9 +225,10 @@ return function(tf, I)
     local src = d._input
     if src.kind ~= "TFRecord" or src._par > 1 then return base_batch(d) end
     local B, drop = d._size, d._drop
-    local nxt = stream(src, function(h) return rbatch(h, B) end)
+    local nxt, _, stop = stream(src, function(h) return rbatch(h, B) end)
     local pending = nil
-    return function()
+    local it
+    it = function()
       local x = pending or nxt()
       pending = nil
       if x == nil then return nil end
@@ -161,6 +249,8 @@ return function(tf, I)
       if drop and k < B then return nil end
       return {n = 1, x}
     end
+    readio.closer[it] = function() stop(); pending = nil end
+    return it
   end
 
   --- Inside tf.fn: the records, read when tracing, as one string vector.
