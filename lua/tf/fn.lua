@@ -590,6 +590,13 @@ return function(tf)
   --- Run on the flat tensor inputs; 'mode' from core.trace_key.
   function CF._call_flat(cf, mode, flat)
     if mode == 1 and cf._grad_ok then return cf:_call_taped(flat) end
+    if mode == 1 then
+      -- replayed op by op on the tapes: a variable read only inside a
+      -- control-flow function (cond/while) is not an eager read the tapes
+      -- see, so read each trainable variable once: watch_accessed_variables
+      -- then watches it, and the control-flow op's gradient reaches it
+      for _, h in ipairs(cf._train_vars) do core.variable_read(h) end
+    end
     return cf:_outputs(graph_run(cf._G, unpack(flat, 1, cf._nflat)))
   end
 

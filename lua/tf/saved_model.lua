@@ -235,8 +235,21 @@ return function(tf)
         "once, build it (model:build(shape)), give its first layer an input_shape, or pass signatures", 
         tostring(model.name)), 4)
     end
-    return tf.fn(function(inputs) return model(inputs, {training = false}) end,
-      {input_signature = {spec}, name = "serving_default"})
+    -- named as Keras names them: the first layer's name .. "_input" (or the
+    -- model's Input), the outputs by the last layer's name
+    local first, last
+    pcall(function()
+      local ls = model.layers
+      first, last = ls[1], ls[#ls]
+    end)
+    local in_name = spec.name or (first and first.name and (first.name .. "_input")) or "input_1"
+    local out_name = last and last.name or "output_0"
+    spec = tf.TensorSpec(spec._dims, spec.dtype, in_name)
+    return tf.fn(function(inputs)
+      local y = model(inputs, {training = false})
+      if tf.is_tensor(y) then return {[out_name] = y} end
+      return y
+    end, {input_signature = {spec}, name = "serving_default"})
   end
 
   local function add_entry(list, names, e)
@@ -339,8 +352,11 @@ return function(tf)
     local seen = {}
     if is_keras_model(obj) and list[1] then
       -- the model itself calls like its serving signature
-      local cf = concrete_of_signature(sigs[1][2], sigs[1][1])
-      add_function(list, names, "__call__", {cf})
+      local spec = rawget(obj, "_saved_input_spec")
+      if spec == nil then spec = concrete_of_signature(sigs[1][2], sigs[1][1])._ft.types[1] end
+      local call = tf.fn(function(inputs) return obj(inputs, {training = false}) end, {input_signature = {spec},
+                         name = "__call__"})
+      add_function(list, names, "__call__", {call:get_concrete_function()})
       seen[obj] = true   -- its layers' own traces are internal
     elseif getmetatable(obj) == Loaded then
       local fns = rawget(obj, "_functions")
