@@ -934,9 +934,6 @@ static ltf_status load_vars(load_state *L, ltf_saved_model *m, rd *r, const ltf_
     ltf_ctx *ctx = L->ctx;
     uint32_t n = get_u32(r);
     if (r->bad || n > (r->n - r->at) / 8) return corrupt(ctx, L->what, r, "the variable count");
-    if (n > 0 && !vf)
-        return ltf_fail(ctx, LTF_ERR_NOT_FOUND, "saved_model.load: '%s' has %u variables but no variables file",
-                        L->what, n);
     m->vars = calloc((size_t)n + 1, sizeof *m->vars);
     m->var_names = calloc((size_t)n + 1, sizeof *m->var_names);
     ltf_ckpt_span *spans = calloc((size_t)n + 1, sizeof *spans);
@@ -961,6 +958,11 @@ static ltf_status load_vars(load_state *L, ltf_saved_model *m, rd *r, const ltf_
         uint64_t begin = get_u64(r);
         if (r->bad) {
             st = corrupt(ctx, L->what, r, "a variable's entry");
+            goto done;
+        }
+        if (!vf) {
+            st = ltf_fail(ctx, LTF_ERR_NOT_FOUND, "saved_model.load: '%s' has %u variables but no variables file (%s)",
+                          L->what, n, SM_VARS_FILE);
             goto done;
         }
         vals[k] = ltf_ckpt_read(ctx, vf, (ltf_dtype)dt, rank, dims, begin);
