@@ -242,7 +242,11 @@ return function(tf)
       local ls = model.layers
       first, last = ls[1], ls[#ls]
     end)
-    local in_name = spec.name or (first and first.name and (first.name .. "_input")) or "input_1"
+    local in_name = spec.name or "input_1"
+    if first and first.name then
+      -- a functional model's Input layer gives its own name; a Sequential's first layer "<name>_input"
+      in_name = spec.name or (first._class_name == "InputLayer" and first.name or (first.name .. "_input"))
+    end
     local out_name = last and last.name or "output_0"
     spec = tf.TensorSpec(spec._dims, spec.dtype, in_name)
     return tf.fn(function(inputs)

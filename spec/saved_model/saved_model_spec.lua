@@ -184,6 +184,31 @@ describe("tf.saved_model", function()
     assert.equal(#model.trainable_variables, #m.trainable_variables)
   end)
 
+  it("saves functional and subclassed Keras models", function()
+    local K = tf.keras
+    local inp = K.Input{shape = {3}, name = "features"}
+    local h = K.layers.Dense{4, activation = "relu"}(inp)
+    local out = K.layers.Dense{1, name = "score"}(h)
+    local fm = K.Model{inputs = inp, outputs = out}
+    local x = tf.random.normal({2, 3}, {seed = 9})
+    local y = fm(x)
+    tf.saved_model.save(fm, dir .. "/functional")
+    local m = tf.saved_model.load(dir .. "/functional")
+    assert.same({"features"}, m.signatures.serving_default.inputs)
+    assert.same({"score"}, m.signatures.serving_default.outputs)
+    assert.same(values(y), values(m.signatures.serving_default{features = x}.score))
+    local My = K.Model:extend("SavedModelSpecModel")
+    function My:init()
+      K.Model.init(self)
+      self.d = K.layers.Dense{2}
+    end
+    function My:call(z) return self.d(z) * 2 end
+    local mm = My()
+    local y2 = mm(x)
+    tf.saved_model.save(mm, dir .. "/subclassed")
+    assert.same(values(y2), values(tf.saved_model.load(dir .. "/subclassed")(x)))
+  end)
+
   it("refuses a Keras model whose input shape is unknown, naming the ways out", function()
     local model = tf.keras.Sequential{tf.keras.layers.Dense{2}}
     assert.tf_error("ValueError", "the input shape of model", function() tf.saved_model.save(model, dir) end)
