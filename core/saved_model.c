@@ -202,6 +202,7 @@ static ltf_status write_graph(save_state *s, const ltf_graph *g, int *index) {
             }
         } else {
             put_cstr(b, ltf_op_name(nd->op));
+            put_u32(b, (uint32_t)nd->nout);
             put_u32(b, (uint32_t)nd->nin);
             for (int k = 0; k < nd->nin; k++) {
                 int src = nd->in[k].node;
@@ -523,6 +524,7 @@ typedef struct pnode {
     int var;               /* const: variable index, or -1 */
     ltf_tensor *value;     /* const tensor */
     ltf_op_id op;
+    int nout;              /* op: its output count */
     int nin;
     uint32_t *in;          /* pairs */
     int has_attrs;
@@ -612,18 +614,13 @@ static ltf_tensor *read_const(load_state *L, rd *r, const char **why) {
     /* the element count, bounded by the bytes left (each element takes >= 1 byte, a string >= 4) */
     uint64_t numel = 1;
     size_t left = r->n - r->at;
-    for (int d = 0; d < rank; d++) {
-        if (dims[d] != 0 && numel > left / (uint64_t)dims[d]) {
-            if (dims[d] > 0) {
-                /* more elements than bytes left: only an empty tensor could be that */
-                for (int e = 0; e < rank; e++)
-                    if (dims[e] == 0) numel = 0;
-                if (numel) return NULL;
-                continue;
-            }
-        }
+    int empty = 0;
+    for (int d = 0; d < rank; d++) empty |= dims[d] == 0;
+    for (int d = 0; d < rank && !empty; d++) {
+        if ((uint64_t)dims[d] > (uint64_t)left + 1 || numel > ((uint64_t)left + 1) / (uint64_t)dims[d]) return NULL;
         numel *= (uint64_t)dims[d];
     }
+    if (empty) numel = 0;
     *why = "a constant's data";
     if (dt == LTF_DTYPE_STRING) {
         if (numel > left / 4) return NULL;
@@ -722,6 +719,9 @@ static ltf_status read_graph(load_state *L, rd *r, int gi) {
                 return st;
             }
             free(opname);
+            uint32_t nout = get_u32(r);
+            if (r->bad || nout > 65536) return corrupt(ctx, L->what, r, "an op's output count");
+            nd->nout = (int)nout;
             uint32_t nin = get_u32(r);
             if (r->bad || nin > (r->n - r->at) / 8) return corrupt(ctx, L->what, r, "an op's input count");
             nd->nin = (int)nin;
@@ -821,8 +821,8 @@ static ltf_status build_graph(load_state *L, int gi, int depth, ltf_graph **out)
         }
         free(ins);
         ins = malloc(sizeof *ins * ((size_t)nd->nin + 1));
-        int maxout = 2 * nd->nin + 16;
-        vals[i] = calloc((size_t)maxout, sizeof **vals);
+        int maxout = nd->nout;
+        vals[i] = calloc((size_t)maxout + 1, sizeof **vals);
         if (!ins || !vals[i]) {
             st = ltf_fail_oom(ctx, "saved_model.load", 0);
             break;
@@ -863,6 +863,9 @@ static ltf_status build_graph(load_state *L, int gi, int depth, ltf_graph **out)
             st = ltf_op_run(ctx, nd->op, ins, nd->nin, nd->has_attrs ? &nd->attrs : NULL, vals[i], maxout, &nout);
         }
         nvals[i] = nout;
+        if (st == LTF_OK && nout != nd->nout)
+            st = ltf_fail(ctx, LTF_ERR_DATA_LOSS, "%s gave %d outputs, the file says %d", ltf_op_name(nd->op), nout,
+                          nd->nout);
         if (st != LTF_OK) {
             char msg[512];
             snprintf(msg, sizeof msg, "%s", ltf_ctx_error(ctx));

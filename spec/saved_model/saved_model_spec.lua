@@ -61,6 +61,17 @@ describe("tf.saved_model", function()
     assert.equal(7, n)
   end)
 
+  it("keeps ops with many outputs (unstack into 40)", function()
+    local f = tf.fn(function(x)
+      local parts = tf.unstack(x)
+      return parts[1] + parts[40] * 2
+    end)
+    local x = tf.reshape(tf.range(0, 80, 1, tf.float32), {40, 2})
+    f(x)
+    tf.saved_model.save(f, dir)
+    assert.same({156.0, 159.0}, values(tf.saved_model.load(dir)(x)))
+  end)
+
   it("calls signatures with named inputs and returns named outputs (TensorFlow's convention)", function()
     local w = tf.Variable(tf.constant({{1.0, 0.0}, {0.0, 2.0}}), {name = "kernel"})
     local sig = tf.fn(function(features)
