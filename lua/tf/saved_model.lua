@@ -313,6 +313,8 @@ return function(tf)
       raise("TypeError", "tf.saved_model.save: the directory must be a non-empty string", 2)
     end
     opts = opts or {}
+    -- TensorFlow's positional form: save(obj, dir, signatures)
+    if tf.is_fn(opts) or is_cf(opts) then opts = {signatures = opts} end
     if type(opts) ~= "table" then raise("TypeError", "tf.saved_model.save: options must be a table", 2) end
     for k in pairs(opts) do
       if k ~= "signatures" and k ~= "options" then
@@ -367,7 +369,8 @@ return function(tf)
       for _, path in ipairs(fns) do add_function(list, names, path, obj._by_path[path]._cfs) end
       seen[obj] = true
     else
-      walk(obj, tf.is_fn(obj) and "__call__" or "", seen, list, names, 0)
+      local callable = tf.is_fn(obj) or is_cf(obj) or getmetatable(obj) == LoadedFn
+      walk(obj, callable and "__call__" or "", seen, list, names, 0)
     end
     if #list == 0 then
       raise("ValueError", "tf.saved_model.save: nothing to save: the object has no tf.fn with concrete functions " ..
