@@ -9,7 +9,7 @@
 ** model that loads has each function run on zero inputs of its
 ** placeholders' types when they are fully known and small. The context's
 ** memory limit keeps hostile shapes to ResourceExhaustedError.
-** FUZZ_C_MAX_RUNS=3000
+** FUZZ_C_MAX_RUNS=10000
 */
 #include <stdint.h>
 #include <stdio.h>
