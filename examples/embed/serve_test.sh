@@ -7,7 +7,8 @@ host=$1
 here=$(dirname "$0")
 dir=$(mktemp -d /tmp/luatf-serve-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-lua5.4 "$here/train_and_save.lua" "$dir/model"
+# (a sanitizer build: CMake names the runtimes the Lua interpreter must preload)
+LD_PRELOAD=${LTF_SERVE_LUA_PRELOAD:-${LD_PRELOAD:-}} lua5.4 "$here/train_and_save.lua" "$dir/model"
 "$host" "$dir/model" "$dir/model/inputs.txt" > "$dir/got.txt"
 cat "$dir/got.txt"
 paste -d'\n' "$dir/model/expected.txt" "$dir/got.txt" | awk '
