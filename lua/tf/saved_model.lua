@@ -496,7 +496,21 @@ return function(tf)
                _functions = {}, _signature_names = {}, _by_path = {}}
     local J = get_json()
     for _, f in ipairs(raw.functions) do
-      local meta = check_meta(dir, f.name, pcall(J.decode, f.meta))
+      local meta
+      if f.meta == "" or f.meta == "{}" then
+        -- saved from C (ltf_saved_model_save) with no description: the flat
+        -- inputs, as TensorSpecs named by the inputs' names; the flat outputs
+        meta = {types = {}, params = {}, ret = {}, path = f.name}
+        for i, t in ipairs(core.graph_signature(f.graph)) do
+          meta.params[i] = f.inputs[i]
+          meta.types[i] = {k = "T", dtype = tf.core.internal.dtype_by_enum[t.dtype].name, shape = t.shape or false,
+                           name = f.inputs[i]}
+        end
+        for i = 1, #f.outputs do meta.ret[i] = {k = "t", i = i} end
+        meta.nret = #f.outputs
+      else
+        meta = check_meta(dir, f.name, pcall(J.decode, f.meta))
+      end
       local cf = check_meta(dir, f.name, pcall(function()
         local types, ret = {}, {}
         for i, tj in ipairs(meta.types) do types[i] = type_of_json(tj) end

@@ -228,6 +228,19 @@ describe("tf.saved_model", function()
     assert.same(values(y2), values(tf.saved_model.load(dir .. "/subclassed")(x)))
   end)
 
+  it("loads functions saved from C with no description: flat inputs and outputs", function()
+    local f = tf.fn(function(a, b) return a + b, a * b end)
+    local cf = f:get_concrete_function(tf.TensorSpec({2}, tf.float32), tf.TensorSpec({2}, tf.float32))
+    tf.core.saved_model_save(dir, {{name = "pair", graph = cf._G}, {name = "sig", graph = cf._G, signature = true,
+                                                                 inputs = {"u", "v"}, outputs = {"s", "p"}}})
+    local m = tf.saved_model.load(dir)
+    local s, p = m.pair(tf.constant({1.0, 2.0}), tf.constant({3.0, 4.0}))
+    assert.same({4.0, 6.0}, values(s))
+    assert.same({3.0, 8.0}, values(p))
+    local out = m.signatures.sig{u = tf.constant({1.0, 2.0}), v = tf.constant({3.0, 4.0})}
+    assert.same({3.0, 8.0}, values(out.p))
+  end)
+
   it("refuses a Keras model whose input shape is unknown, naming the ways out", function()
     local model = tf.keras.Sequential{tf.keras.layers.Dense{2}}
     assert.tf_error("ValueError", "the input shape of model", function() tf.saved_model.save(model, dir) end)
