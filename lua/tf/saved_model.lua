@@ -256,6 +256,15 @@ return function(tf)
     end, {input_signature = {spec}, name = "serving_default"})
   end
 
+  -- A Keras model's call in inference mode, as a concrete function for its input spec.
+  local function keras_call(model)
+    local spec = rawget(model, "_saved_input_spec")
+    if spec == nil then spec = keras_signature(model):get_concrete_function()._ft.types[1] end
+    local call = tf.fn(function(inputs) return model(inputs, {training = false}) end, {input_signature = {spec},
+                       name = "call"})
+    return call:get_concrete_function()
+  end
+
   local function add_entry(list, names, e)
     if names[e.name] then
       raise("ValueError", sfmt("tf.saved_model.save: two functions would be saved as '%s'", e.name), 4)
@@ -290,6 +299,10 @@ return function(tf)
     end
     if type(obj) ~= "table" or seen[obj] or tf.is_variable(obj) or tf.is_tensor(obj) then return end
     seen[obj] = true
+    if is_keras_model(obj) and path ~= "" then   -- a model held by the object: its call, by its path
+      add_function(list, names, path, {keras_call(obj)})
+      return
+    end
     local keys = {}
     for k, v in next, obj do
       if type(k) == "string" and k:sub(1, 1) ~= "_" and k ~= "signatures" and
@@ -358,11 +371,7 @@ return function(tf)
     local seen = {}
     if is_keras_model(obj) and list[1] then
       -- the model itself calls like its serving signature
-      local spec = rawget(obj, "_saved_input_spec")
-      if spec == nil then spec = concrete_of_signature(sigs[1][2], sigs[1][1])._ft.types[1] end
-      local call = tf.fn(function(inputs) return obj(inputs, {training = false}) end, {input_signature = {spec},
-                         name = "__call__"})
-      add_function(list, names, "__call__", {call:get_concrete_function()})
+      add_function(list, names, "__call__", {keras_call(obj)})
       seen[obj] = true   -- its layers' own traces are internal
     elseif getmetatable(obj) == Loaded then
       local fns = rawget(obj, "_functions")

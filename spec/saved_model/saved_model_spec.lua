@@ -241,6 +241,17 @@ describe("tf.saved_model", function()
     assert.same({3.0, 8.0}, values(out.p))
   end)
 
+  it("saves a Keras model held by a table as a function at its path", function()
+    local model = tf.keras.Sequential{tf.keras.layers.Dense{2, input_shape = {3}}}
+    local x = tf.ones({4, 3})
+    local obj = {model = model, post = tf.fn(function(y) return tf.nn.softmax(y) end)}
+    obj.post(model(x))
+    tf.saved_model.save(obj, dir)
+    local m = tf.saved_model.load(dir)
+    assert.same(values(model(x)), values(m.model(x)))
+    assert.same(values(obj.post(model(x))), values(m.post(m.model(x))))
+  end)
+
   it("refuses a Keras model whose input shape is unknown, naming the ways out", function()
     local model = tf.keras.Sequential{tf.keras.layers.Dense{2}}
     assert.tf_error("ValueError", "the input shape of model", function() tf.saved_model.save(model, dir) end)
