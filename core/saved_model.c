@@ -286,6 +286,24 @@ static int path_join(char *out, size_t size, const char *dir, const char *file) 
     return n > 0 && (size_t)n < size;
 }
 
+/* The CRC32C a luatf checkpoint's header records (its 8 hex digits after
+** LTF_CKPT_MAGIC); 0 when it has none. */
+static int header_crc(const ltf_ckpt_file *f, uint32_t *crc) {
+    size_t len, m = strlen(LTF_CKPT_MAGIC);
+    const char *h = ltf_ckpt_header(f, &len);
+    *crc = 0;
+    if (!h || len < m + 8 || memcmp(h, LTF_CKPT_MAGIC, m) != 0) return 0;
+    uint32_t v = 0;
+    for (size_t k = 0; k < 8; k++) {
+        char c = h[m + k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) return 0;
+        v = v << 4 | (uint32_t)d;
+    }
+    *crc = v;
+    return 1;
+}
+
 /* The variables' file and the variables' table of the graph file. */
 static ltf_status write_variables(save_state *s, const char *dir, wbuf *table) {
     ltf_ctx *ctx = s->ctx;
@@ -303,6 +321,7 @@ static ltf_status write_variables(save_state *s, const char *dir, wbuf *table) {
     put(&h, LTF_CKPT_MAGIC, strlen(LTF_CKPT_MAGIC));
     const char *meta_tail = "00000000\",\"luatf.saved_model\":\"1\"}";
     put(&h, meta_tail, strlen(meta_tail));
+    put_u32(table, 0);   /* the variables file's CRC32C, below: the two files belong together */
     put_u32(table, (uint32_t)n);
     for (int k = 0; k < n; k++) {
         ltf_tensor *v = ltf_variable_peek(s->vars[k]);
@@ -364,6 +383,17 @@ static ltf_status write_variables(save_state *s, const char *dir, wbuf *table) {
         goto done;
     }
     st = ltf_ckpt_write(ctx, path, (const char *)h.p, h.n, strlen(LTF_CKPT_MAGIC), vals, begins, n, at);
+    if (st == LTF_OK) {
+        ltf_ckpt_file *f = ltf_ckpt_open(ctx, path);
+        uint32_t crc;
+        if (!f) {
+            st = ctx->last_status;
+        } else {
+            if (header_crc(f, &crc))
+                for (int k = 0; k < 4; k++) table->p[k] = (unsigned char)(crc >> (8 * k));
+            ltf_ckpt_close(f);
+        }
+    }
 done:
     for (int k = 0; vals && k < n; k++) ltf_tensor_release(vals[k]);
     free(vals);
@@ -935,8 +965,14 @@ void ltf_saved_model_free(ltf_saved_model *m) {
 
 static ltf_status load_vars(load_state *L, ltf_saved_model *m, rd *r, const ltf_ckpt_file *vf) {
     ltf_ctx *ctx = L->ctx;
+    uint32_t want_crc = get_u32(r);
     uint32_t n = get_u32(r);
     if (r->bad || n > (r->n - r->at) / 8) return corrupt(ctx, L->what, r, "the variable count");
+    uint32_t have_crc;
+    if (vf && ltf_ckpt_verified(vf) && header_crc(vf, &have_crc) && have_crc != want_crc)
+        return ltf_fail(ctx, LTF_ERR_DATA_LOSS,
+                        "saved_model.load: '%s' and its %s come from different saves (the variables file's "
+                        "checksum is %08x, the graph file expects %08x)", L->what, SM_VARS_FILE, have_crc, want_crc);
     m->vars = calloc((size_t)n + 1, sizeof *m->vars);
     m->var_names = calloc((size_t)n + 1, sizeof *m->var_names);
     ltf_ckpt_span *spans = calloc((size_t)n + 1, sizeof *spans);

@@ -132,6 +132,15 @@ describe("tf.saved_model format", function()
     end)
   end)
 
+  it("refuses a variables file from another save", function()
+    local v = tf.Variable(tf.constant({5.0, 6.0}), {name = "v"})   -- other values: another file
+    local f = tf.fn(function(x) return x * v end)
+    f(tf.constant({1.0, 1.0}))
+    tf.saved_model.save(f, dir .. "/other")
+    os.execute("cp '" .. dir .. "/other/variables.safetensors' '" .. dir .. "/m/variables.safetensors'")
+    assert.tf_error("DataLossError", "come from different saves", function() tf.saved_model.load(dir .. "/m") end)
+  end)
+
   it("refuses a graph that uses an op this build lacks, naming it", function()
     local i = graph:find("reduce_sum", 1, true)
     local bytes = with_crc(graph:sub(1, i - 1) .. "reduce_zzz" .. graph:sub(i + 10))
