@@ -203,6 +203,27 @@ describe("tf.saved_model", function()
     assert.equal(#model.trainable_variables, #m.trainable_variables)
   end)
 
+  it("saves a Keras model's inference mode: Dropout off, BatchNormalization on its moving statistics", function()
+    local K = tf.keras
+    local model = K.Sequential{
+      K.layers.Dense{6, input_shape = {3}},
+      K.layers.BatchNormalization{},
+      K.layers.Dropout{rate = 0.5},
+      K.layers.Dense{2},
+    }
+    model:compile{optimizer = K.optimizers.SGD{learning_rate = 0.1}, loss = "mse"}
+    local x = tf.random.normal({16, 3}, {seed = 11})
+    model:fit(x, tf.random.normal({16, 2}, {seed = 12}), {epochs = 2, batch_size = 8, verbose = 0})
+    local y = model(x, {training = false})
+    tf.saved_model.save(model, dir)
+    local m = tf.saved_model.load(dir)
+    -- the same at every call (no dropout), equal to the original's inference
+    assert.same(values(y), values(m(x)))
+    assert.same(values(y), values(m(x)))
+    -- the moving statistics are variables of the model, not trainable
+    assert.is_true(#m.variables > #m.trainable_variables)
+  end)
+
   it("saves functional and subclassed Keras models", function()
     local K = tf.keras
     local inp = K.Input{shape = {3}, name = "features"}
