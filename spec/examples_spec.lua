@@ -179,4 +179,16 @@ describe("examples", function()
     assert.is_true(tonumber(b) < 0.7 * tonumber(a), out)
     assert.is_true(tonumber(out:match("test accuracy: ([%d.]+)")) > 0.75, out)   -- chance is 0.5
   end)
+
+  it("saved_model.lua: trains, saves, loads without the model's code, fine-tunes and saves again", function()
+    local out, ok = run("examples/saved_model.lua")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("signature serving_default: inputs hidden_input, outputs scores", 1, true), out)
+    assert.truthy(out:find("(same scores as the original: true)", 1, true), out)
+    local trained = tonumber(out:match("trained: test accuracy ([%d.]+)"))
+    assert.is_true(trained > 0.9, out)                     -- chance is 0.5
+    local a, b = out:match("loss ([%d.]+) %-> ([%d.]+)")
+    assert.is_true(tonumber(b) < tonumber(a), out)
+    assert.truthy(out:find("saved again and reloaded: test accuracy", 1, true), out)
+  end)
 end)
