@@ -32,6 +32,8 @@
 #define SM_MAX_NAME 4096
 #define SM_GRAPH_FILE "saved_model.ltf"
 #define SM_VARS_FILE "variables.safetensors"
+/* Largest constant a loaded graph may compute from constants alone (folded at load) */
+#define LTF_SAVED_MODEL_MAX_CONSTANT ((uint64_t)1 << 30)
 
 /* {==== Writing */
 typedef struct wbuf {
@@ -893,6 +895,31 @@ static ltf_status build_graph(load_state *L, int gi, int depth, ltf_graph **out)
             st = ltf_op_run(ctx, nd->op, ins, nd->nin, nd->has_attrs ? &nd->attrs : NULL, vals[i], maxout, &nout);
         }
         nvals[i] = nout;
+        if (st == LTF_OK && nd->nfn == 0) {
+            /* a node of constants only is evaluated when the graph ends (constant
+            ** folding): a hostile file must not make it allocate without bound */
+            int all_const = 1;
+            for (int k = 0; k < nd->nin; k++) all_const &= ins[k]->storage != NULL;
+            for (int k = 0; all_const && k < nout && st == LTF_OK; k++) {
+                const ltf_tensor *o = vals[i][k];
+                int64_t numel = ltf_tensor_num_elements(o);
+                size_t es = ltf_dtype_size(o->dtype) ? ltf_dtype_size(o->dtype) : 8;
+                if (numel > (int64_t)(LTF_SAVED_MODEL_MAX_CONSTANT / es))
+                    st = ltf_fail(ctx, LTF_ERR_RESOURCE_EXHAUSTED,
+                                  "saved_model.load: '%s': graph '%s', node %d (%s) would make a constant of %lld "
+                                  "elements at load (at most %llu bytes)", L->what, pg->name, i,
+                                  ltf_op_name(nd->op), (long long)numel,
+                                  (unsigned long long)LTF_SAVED_MODEL_MAX_CONSTANT);
+            }
+            if (st != LTF_OK) {
+                for (int k = 0; k < nout; k++) {
+                    ltf_tensor_release(vals[i][k]);
+                    vals[i][k] = NULL;
+                }
+                nvals[i] = 0;
+                break;
+            }
+        }
         if (st == LTF_OK && nout != nd->nout)
             st = ltf_fail(ctx, LTF_ERR_DATA_LOSS, "%s gave %d outputs, the file says %d", ltf_op_name(nd->op), nout,
                           nd->nout);
