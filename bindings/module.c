@@ -460,5 +460,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_io(L);
     ltfL_open_zip(L);
     ltfL_open_collective(L);
+    ltfL_open_saved_model(L);
     return 1;
 }

@@ -812,6 +812,62 @@ LTF_API ltf_status  ltf_tensor_serialize(ltf_ctx *ctx, const ltf_tensor *t, void
 ** not fit: NULL with LTF_ERR_INVALID_ARGUMENT (see ctx). */
 LTF_API ltf_tensor *ltf_tensor_parse(ltf_ctx *ctx, const void *bytes, size_t n, int want);
 /* }==== */
+/* {==== SavedModel directories (core/saved_model.c, docs/saved_model.md)
+** A directory holds saved_model.ltf (graphs, format version
+** LTF_SAVED_MODEL_VERSION, checksummed) and variables.safetensors (the
+** variables the graphs capture: a luatf checkpoint file). Saving needs no
+** Lua; neither does loading and calling: a C host serves a model saved by a
+** Lua training script with ltf_saved_model_load and ltf_saved_model_call. */
+#define LTF_SAVED_MODEL_VERSION 1
+typedef struct ltf_saved_function {
+    const char *name;                 /* unique: "serving_default", "f", ... */
+    ltf_graph *graph;                 /* a finished graph (a concrete function's) */
+    int signature;                    /* 1: a signature (named inputs -> named outputs) */
+    const char *const *input_names;   /* one per graph input; NULL: the placeholders' names */
+    const char *const *output_names;  /* one per graph output; NULL: output_0, output_1, ... */
+    const char *meta;                 /* opaque bytes kept with it (Lua: the call structure); may be NULL */
+    size_t nmeta;
+} ltf_saved_function;
+/* Write 'n' functions, every graph they run (control-flow functions
+** included) and every variable they capture to directory 'dir' (created
+** when missing; both files replaced atomically). Variables are keyed by
+** their names (made unique with _1, _2, ...). */
+LTF_API ltf_status ltf_saved_model_save(ltf_ctx *ctx, const char *dir, const ltf_saved_function *fns, int n);
+typedef struct ltf_saved_model ltf_saved_model;
+/* Load directory 'dir': variables are created in 'ctx' and the graphs
+** rebuilt there (finished, planned). NULL on failure: LTF_ERR_NOT_FOUND for
+** a missing directory or file, LTF_ERR_DATA_LOSS for a truncated, corrupted
+** or hostile file, LTF_ERR_UNIMPLEMENTED for a newer format version or an op
+** this build lacks (see ltf_ctx_error). */
+LTF_API ltf_saved_model *ltf_saved_model_load(ltf_ctx *ctx, const char *dir);
+/* The same from the graph file's bytes and an opened variables file (NULL:
+** none); 'what' names the file in messages. (The fuzz target's entry.) */
+LTF_API ltf_saved_model *ltf_saved_model_load_memory(ltf_ctx *ctx, const void *bytes, size_t n,
+                                                     const ltf_ckpt_file *variables, const char *what);
+/* Run function 'name' (NULL: "serving_default") on 'ninputs' tensors, one
+** per input in the order ltf_saved_model_input_name gives (host tensors:
+** ltf_tensor_wrap buffers are read in place); '*noutputs' outputs (new
+** references) in output-name order. 'ctx' must be the loading context. */
+LTF_API ltf_status ltf_saved_model_call(ltf_ctx *ctx, const ltf_saved_model *m, const char *name,
+                                        ltf_tensor *const *inputs, int ninputs, ltf_tensor **outputs, int maxout,
+                                        int *noutputs);
+/* Free the model: its graphs and variable handles (tensors they returned stay valid). */
+LTF_API void        ltf_saved_model_free(ltf_saved_model *m);
+/* Functions, by index 0..n-1 (names and strings lent, valid until free). */
+LTF_API int         ltf_saved_model_num_functions(const ltf_saved_model *m);
+LTF_API int         ltf_saved_model_find(const ltf_saved_model *m, const char *name);   /* -1: none */
+LTF_API const char *ltf_saved_model_function_name(const ltf_saved_model *m, int k);
+LTF_API int         ltf_saved_model_function_is_signature(const ltf_saved_model *m, int k);
+LTF_API ltf_graph  *ltf_saved_model_function_graph(const ltf_saved_model *m, int k);   /* lent */
+LTF_API int         ltf_saved_model_num_inputs(const ltf_saved_model *m, int k);
+LTF_API const char *ltf_saved_model_input_name(const ltf_saved_model *m, int k, int i);
+LTF_API int         ltf_saved_model_num_outputs(const ltf_saved_model *m, int k);
+LTF_API const char *ltf_saved_model_output_name(const ltf_saved_model *m, int k, int i);
+LTF_API const char *ltf_saved_model_function_meta(const ltf_saved_model *m, int k, size_t *len);
+/* The variables (handles, lent: ltf_variable_name, ltf_variable_peek). */
+LTF_API int         ltf_saved_model_num_variables(const ltf_saved_model *m);
+LTF_API ltf_tensor *ltf_saved_model_variable(const ltf_saved_model *m, int k);
+/* }==== */
 #ifdef __cplusplus
 }
 #endif

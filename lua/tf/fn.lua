@@ -401,6 +401,21 @@ return function(tf)
     return cf
   end
 
+  --- A concrete function over a finished graph made elsewhere (tf.saved_model.load):
+  -- opts.name, opts.params (parameter names), opts.types (one trace type per
+  -- parameter), opts.ret / opts.nret (the output template, as encode makes it).
+  function CF._from_graph(G, opts)
+    local names = opts.params or {}
+    local index = {}
+    for i, n in ipairs(names) do index[n] = i end
+    local name = opts.name or "fn"
+    local pf = {_name = name, _gname = name:gsub("[^%w_]", "_"):sub(1, 40), _names = names, _vararg = false,
+                _index = index}
+    local ft = make_ft(pf, opts.types, #opts.types)
+    local nflat = #core.graph_signature(G)
+    return new_cf(pf, G, ft, opts.ret, opts.nret, nflat, 1)
+  end
+
   function CF.output_type(cf)
     if cf._nret == 0 then return TT.Literal(nil) end
     if cf._nret == 1 then return out_type(cf._ret[1], cf._otypes) end
@@ -575,6 +590,13 @@ return function(tf)
   --- Run on the flat tensor inputs; 'mode' from core.trace_key.
   function CF._call_flat(cf, mode, flat)
     if mode == 1 and cf._grad_ok then return cf:_call_taped(flat) end
+    if mode == 1 then
+      -- replayed op by op on the tapes: a variable read only inside a
+      -- control-flow function (cond/while) is not an eager read the tapes
+      -- see, so read each trainable variable once: watch_accessed_variables
+      -- then watches it, and the control-flow op's gradient reaches it
+      for _, h in ipairs(cf._train_vars) do core.variable_read(h) end
+    end
     return cf:_outputs(graph_run(cf._G, unpack(flat, 1, cf._nflat)))
   end
 

@@ -111,6 +111,7 @@ local LAZY = {
   {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
   {"tf.summary", "summary"},       -- tf.summary: TensorBoard event files
   {"tf.distribute", "distribute"}, -- tf.distribute: strategies (MPI workers: docs/distribute.md)
+  {"tf.saved_model", "saved_model"},  -- tf.saved_model.save / load (docs/saved_model.md)
 }
 local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet
 local state = {}      -- [module] = "loading" | "loaded"

@@ -673,6 +673,15 @@ return function(tf)
       end
     end
     inputs = to_input(self, inputs)
+    if depth == 0 and rawget(self, "_saved_input_spec") == nil and tf.is_tensor(inputs) then
+      -- the spec tf.saved_model.save traces a model's call for (batch dimension unknown)
+      local dims = inputs:_dims()
+      if dims and #dims > 0 then
+        dims = {table.unpack(dims)}
+        dims[1] = -1
+        rawset(self, "_saved_input_spec", tf.TensorSpec(dims, inputs.dtype))
+      end
+    end
     if not self.built then self:_maybe_build(shape_of(inputs)) end
     local call = self.call
     if not call then
