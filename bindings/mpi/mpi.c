@@ -16,7 +16,10 @@
 ** call fails at once with the same message, and exit skips MPI_Finalize
 ** (which would wait for the lost peer).
 */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <sched.h>
@@ -45,6 +48,13 @@ static struct {
     peer *peers;
     double timeout;
     char lost[512];       /* non-empty once a peer is lost: the message every later call returns */
+    int die_in_call;      /* LTF_MPI_TEST_DIE_IN_CALL=r: rank r dies inside its next blocking all_reduce (specs) */
+    int polled;           /* LTF_MPI_POLLED=1: every data call nonblocking and polled too */
+    /* the watchdog thread: while the main thread is inside a blocking MPI
+    ** call ('blocked_in' set, since 'blocked_at'), it checks the peers */
+    pthread_t watchdog;
+    const char *_Atomic blocked_in;
+    _Atomic double blocked_at;
     ltf_comm api;
 } S;
 
@@ -152,6 +162,36 @@ static ltf_status broken(const char *what, char *err, size_t errlen) {
     return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s (an earlier collective failed)", what, S.lost);
 }
 
+/* The watchdog: a blocking MPI call cannot be interrupted, so when a peer
+** is lost (or the call outlasts the timeout) while the main thread is in
+** one, this thread prints the error, naming the peer, and ends the process
+** (exit status 1); the Lua script gets no error object in that case. */
+static void *watchdog_main(void *arg) {
+    (void)arg;
+    for (;;) {
+        usleep(LIVENESS_MS * 1000);
+        const char *what = atomic_load(&S.blocked_in);
+        if (!what) continue;
+        char who[400];
+        int gone = lost_peers(who, sizeof who) >= 0;
+        double waited = now() - atomic_load(&S.blocked_at);
+        if (!gone && waited <= S.timeout) continue;
+        if (!gone) snprintf(who, sizeof who, "no progress for %.0f s (LTF_MPI_TIMEOUT)", S.timeout);
+        fprintf(stderr, "UnavailableError: %s: %s (tf/mpi.so: rank %d ends the process: the loss came inside a "
+                "blocking MPI call, which cannot return an error)\n", what, who, S.rank);
+        fflush(NULL);
+        usleep(5 * LIVENESS_MS * 1000);
+        _exit(1);
+    }
+    return NULL;
+}
+
+static void block_begin(const char *what) {
+    atomic_store(&S.blocked_at, now());
+    atomic_store(&S.blocked_in, what);
+}
+static void block_end(void) { atomic_store(&S.blocked_in, (const char *)NULL); }
+
 static MPI_Datatype mpi_type(ltf_dtype dt) {
     switch (dt) {
     case LTF_DTYPE_FLOAT32: return MPI_FLOAT;
@@ -236,12 +276,20 @@ static ltf_status c_all_reduce(void *ud, const void *send, void *recv, int64_t c
     int in_place = send == recv;
     for (int64_t off = 0; off < count || (count == 0 && off == 0);) {
         int64_t n = count - off > (1 << 30) ? (1 << 30) : count - off;
-        MPI_Request req;
-        int rc = MPI_Iallreduce(in_place ? MPI_IN_PLACE : (const char *)send + off * es, (char *)recv + off * es,
-                                (int)n, t, mpi_op(op), S.comm, &req);
-        if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_reduce", rc);
-        ltf_status st = wait_req(&req, "all_reduce", err, errlen);
-        if (st != LTF_OK) return st;
+        const void *sb = in_place ? MPI_IN_PLACE : (const char *)send + off * es;
+        if (!S.polled) {
+            if (S.die_in_call == S.rank) raise(SIGKILL);   /* the lost-worker spec: a loss inside the call */
+            block_begin("all_reduce");
+            int rc = MPI_Allreduce(sb, (char *)recv + off * es, (int)n, t, mpi_op(op), S.comm);
+            block_end();
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_reduce", rc);
+        } else {
+            MPI_Request req;
+            int rc = MPI_Iallreduce(sb, (char *)recv + off * es, (int)n, t, mpi_op(op), S.comm, &req);
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_reduce", rc);
+            ltf_status st = wait_req(&req, "all_reduce", err, errlen);
+            if (st != LTF_OK) return st;
+        }
         off += n;
         if (count == 0) break;
     }
@@ -253,11 +301,18 @@ static ltf_status c_broadcast(void *ud, void *buf, int64_t count, ltf_dtype dt, 
     size_t es = type_size(dt);
     for (int64_t off = 0; off < count || (count == 0 && off == 0);) {
         int64_t n = count - off > (1 << 30) ? (1 << 30) : count - off;
-        MPI_Request req;
-        int rc = MPI_Ibcast((char *)buf + off * es, (int)n, t, root, S.comm, &req);
-        if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "broadcast", rc);
-        ltf_status st = wait_req(&req, "broadcast", err, errlen);
-        if (st != LTF_OK) return st;
+        if (!S.polled) {
+            block_begin("broadcast");
+            int rc = MPI_Bcast((char *)buf + off * es, (int)n, t, root, S.comm);
+            block_end();
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "broadcast", rc);
+        } else {
+            MPI_Request req;
+            int rc = MPI_Ibcast((char *)buf + off * es, (int)n, t, root, S.comm, &req);
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "broadcast", rc);
+            ltf_status st = wait_req(&req, "broadcast", err, errlen);
+            if (st != LTF_OK) return st;
+        }
         off += n;
         if (count == 0) break;
     }
@@ -268,6 +323,12 @@ static ltf_status c_all_gather(void *ud, const void *send, void *recv, int64_t c
                                size_t errlen) {
     CHECK_TYPE("all_gather");
     if (count > INT_MAX) return fail(err, errlen, LTF_ERR_INVALID_ARGUMENT, "all_gather: more than 2^31-1 elements per rank");
+    if (!S.polled) {
+        block_begin("all_gather");
+        int rc = MPI_Allgather(send, (int)count, t, recv, (int)count, t, S.comm);
+        block_end();
+        return rc == MPI_SUCCESS ? LTF_OK : mpi_fail(err, errlen, "all_gather", rc);
+    }
     MPI_Request req;
     int rc = MPI_Iallgather(send, (int)count, t, recv, (int)count, t, S.comm, &req);
     if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_gather", rc);
@@ -278,6 +339,12 @@ static ltf_status c_reduce_scatter(void *ud, const void *send, void *recv, int64
                                    ltf_reduce_op op, char *err, size_t errlen) {
     CHECK_TYPE("reduce_scatter");
     if (count > INT_MAX) return fail(err, errlen, LTF_ERR_INVALID_ARGUMENT, "reduce_scatter: more than 2^31-1 elements per rank");
+    if (!S.polled) {
+        block_begin("reduce_scatter");
+        int rc = MPI_Reduce_scatter_block(send, recv, (int)count, t, mpi_op(op), S.comm);
+        block_end();
+        return rc == MPI_SUCCESS ? LTF_OK : mpi_fail(err, errlen, "reduce_scatter", rc);
+    }
     MPI_Request req;
     int rc = MPI_Ireduce_scatter_block(send, recv, (int)count, t, mpi_op(op), S.comm, &req);
     if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "reduce_scatter", rc);
@@ -348,6 +415,11 @@ static int l_init(lua_State *L) {
         MPI_Comm_size(S.comm, &S.size);
         const char *to = getenv("LTF_MPI_TIMEOUT");
         S.timeout = to && atof(to) > 0 ? atof(to) : 300.0;
+        const char *die = getenv("LTF_MPI_TEST_DIE_IN_CALL");
+        S.die_in_call = die && *die ? atoi(die) : -1;
+        const char *pol = getenv("LTF_MPI_POLLED");
+        S.polled = pol && *pol && strcmp(pol, "0") != 0;
+        if (!S.polled && pthread_create(&S.watchdog, NULL, watchdog_main, NULL) != 0) S.polled = 1;
         S.peers = calloc((size_t)S.size, sizeof(peer));
         char host[256] = "";
         gethostname(host, sizeof host - 1);
@@ -389,6 +461,10 @@ static int l_wtime(lua_State *L) {
 }
 
 __attribute__((visibility("default"))) int luaopen_tf_mpi(lua_State *L) {
+    /* stay loaded until the process ends: lua_close unloads C modules, but
+    ** MPI, the watchdog thread and the exit handler outlive any lua_State */
+    Dl_info info;
+    if (dladdr((void *)luaopen_tf_mpi, &info) && info.dli_fname) dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
     static const luaL_Reg fns[] = { {"init", l_init}, {"info", l_info}, {"wtime", l_wtime}, {NULL, NULL} };
     luaL_newlib(L, fns);
     return 1;

@@ -11,9 +11,9 @@ local function mpirun_ok()
   return os.execute("command -v mpirun >/dev/null 2>&1") and package.searchpath("tf.mpi", package.cpath) ~= nil
 end
 
-local function run(mode, extra)
+local function run(mode, extra, env)
   local dir = support.tmpdir()
-  local cmd = ("LUA_PATH_5_4=%s LUA_CPATH_5_4=%s FAULT_DIR=%s FAULT_MODE=%s LTF_MPI_TIMEOUT=60 timeout 120 mpirun --allow-run-as-root --oversubscribe %s " ..
+  local cmd = ((env or "") .. " LUA_PATH_5_4=%s LUA_CPATH_5_4=%s FAULT_DIR=%s FAULT_MODE=%s LTF_MPI_TIMEOUT=60 timeout 120 mpirun --allow-run-as-root --oversubscribe %s " ..
                "-np 3 lua5.4 spec/distribute/fault_worker.lua 2>&1"):format(support.shell_quote(package.path),
     support.shell_quote(package.cpath), support.shell_quote(dir), mode, extra)
   local t0 = os.time()
@@ -68,5 +68,20 @@ describe("a lost worker", function()
     if skipped() then return end
     local out = run("exit", "--enable-recovery")
     check_survivors(out)
+  end)
+
+  it("a loss inside a blocking MPI call: the watchdog names it and ends the process", function()
+    if skipped() then return end
+    -- rank 1 passes the agreement check, then dies inside its all_reduce
+    -- (LTF_MPI_TEST_DIE_IN_CALL); the others are blocked in MPI_Allreduce
+    local out, secs = run("none", "--enable-recovery", "LTF_MPI_TEST_DIE_IN_CALL=1")
+    local n = 0
+    for line in out:gmatch("[^\n]+") do
+      if line:find("^UnavailableError: all_reduce: rank 1 %(pid %d+%) is lost: it exited or was killed %(tf/mpi.so: rank [02] ends the process") then
+        n = n + 1
+      end
+    end
+    assert.are.equal(2, n, out)
+    assert.is_true(secs < 60, "the job took " .. secs .. " s")
   end)
 end)
