@@ -2,7 +2,7 @@
 -- `mpirun -np 2` (bench/allreduce.sh runs it beside bench/mpi_allreduce.c).
 --   all_reduce of 1 MB and 100 MB float32 (median of timed calls, each after
 --   a barrier, as the C peer's)
---   a 100-variable model (50 dense layers 64x64 + bias, batch 32): step time
+--   a 100-variable model (50 dense layers 64x64 + bias, batch 128): step time
 --   with and without the bucketed all-reduce of its gradients (MEAN), and
 --   the number of all_reduce calls the buckets made
 -- Prints "key value" lines (rank 0) for bench/allreduce.sh's table.
@@ -50,7 +50,7 @@ for i = 1, L do
   vars[#vars + 1] = tf.Variable(tf.random.normal({64, 64}, {stddev = 0.1}), {name = "w" .. i})
   vars[#vars + 1] = tf.Variable(tf.zeros({64}), {name = "b" .. i})
 end
-local xb = tf.random.normal({32, 64})
+local xb = tf.random.normal({128, 64})
 local function step(reduce)
   local tape = tf.GradientTape()
   local loss = tape:record(function()
@@ -59,12 +59,23 @@ local function step(reduce)
     return tf.reduce_mean(tf.square(h))
   end)
   local g = tape:gradient(loss, vars)
-  if reduce then g = C.all_reduce_buckets(g, "MEAN") end
+  local tc
+  if reduce == "aligned" then
+    -- the communication alone: the workers first wait for each other (the
+    -- imbalance of their compute on a shared machine is not the all-reduce's)
+    C.barrier()
+    local t0 = C.wtime()
+    g = C.all_reduce_buckets(g, "MEAN")
+    tc = C.wtime() - t0
+  elseif reduce then
+    g = C.all_reduce_buckets(g, "MEAN")
+  end
   for i = 1, #vars do vars[i]:assign_sub(g[i] * 0.01) end
+  return tc
 end
 step(true); step(false)
-local tw, to = {}, {}
-for s = 1, steps do   -- interleaved, so both see the same machine load
+local tw, to, tc = {}, {}, {}
+for s = 1, steps do   -- interleaved, so all three see the same machine load
   C.barrier()
   local t0 = C.wtime()
   step(true)
@@ -73,7 +84,10 @@ for s = 1, steps do   -- interleaved, so both see the same machine load
   t0 = C.wtime()
   step(false)
   to[s] = C.wtime() - t0
+  C.barrier()
+  tc[s] = step("aligned")
 end
+out("allreduce_call_aligned", ("%.6f"):format(median(tc)))
 out("step_with_allreduce", ("%.6f"):format(median(tw)))
 out("step_without_allreduce", ("%.6f"):format(median(to)))
 out("bucket_calls", C.last_bucket_calls)

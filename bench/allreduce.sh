@@ -21,5 +21,5 @@ for b in 1048576 104857600; do
   l=$(get luatf_allreduce $b) c=$(get bare_allreduce $b)
   awk -v b=$b -v l=$l -v c=$c 'BEGIN { printf "| all_reduce %d MB | %.2f ms (%.0f MB/s) | %.2f ms (%.0f MB/s) | %.0f%% | >= 90%% |\n", b / 1048576, l * 1e3, b / l / 1e6, c * 1e3, b / c / 1e6, 100 * c / l }'
 done
-w=$(get step_with_allreduce) o=$(get step_without_allreduce) k=$(get bucket_calls) g=$(get gradient_bytes)
-awk -v w=$w -v o=$o -v k=$k -v g=$g 'BEGIN { printf "\n| 100-variable model (%.0f KB of gradients), 2 workers | step | all-reduce share |\n|---|---|---|\n| without all-reduce | %.2f ms | |\n| with the bucketed all-reduce (%d call%s) | %.2f ms | %.1f%% (target < 20%%) |\n", g / 1024, o * 1e3, k, k == 1 ? "" : "s", w * 1e3, 100 * (w - o) / w }'
+w=$(get step_with_allreduce) o=$(get step_without_allreduce) k=$(get bucket_calls) g=$(get gradient_bytes) c=$(get allreduce_call_aligned)
+awk -v w=$w -v o=$o -v k=$k -v g=$g -v c=$c 'BEGIN { printf "\n| 100-variable model (%.0f KB of gradients), 2 workers, batch 128 each | time | share of the step |\n|---|---|---|\n| step without all-reduce | %.2f ms | |\n| step with the bucketed all-reduce (%d call%s) | %.2f ms | %.1f%% (all-reduce and waiting for the other worker) |\n| the bucketed all-reduce alone (workers aligned by a barrier) | %.2f ms | %.1f%% of (step + it) (target < 20%%) |\n", g / 1024, o * 1e3, k, k == 1 ? "" : "s", w * 1e3, 100 * (w - o) / w, c * 1e3, 100 * c / (o + c) }'
