@@ -12,7 +12,13 @@
 ** still running (their pids, exchanged at init), so a lost peer is an
 ** UnavailableError naming its rank within about 0.1 s instead of a hang;
 ** peers on other hosts are covered by the timeout (LTF_MPI_TIMEOUT seconds,
-** default 300) and by errors MPI itself returns. After a loss every later
+** default 300) and by errors MPI itself returns. A rank that leaves (its
+** script ended, os.exit) first sends its peers an exit notice, so one
+** waiting for it in a collective stops (after LEFT_GRACE) rather than
+** waiting for a process that is alive in its exit. The data calls are
+** blocking MPI calls (MPI's tuned algorithms) made after the polled
+** agreement exchange; a watchdog thread covers a loss inside one (it
+** prints the error and ends the process). After a loss every later
 ** call fails at once with the same message, and exit skips MPI_Finalize
 ** (which would wait for the lost peer).
 */
@@ -37,6 +43,8 @@
 
 #define LIVENESS_MS 20
 #define SIG_BYTES 256
+#define NOTE_TAG 77
+#define LEFT_GRACE 1.0   /* seconds a call may still complete after a peer's exit notice */
 
 typedef struct peer { int pid; uint64_t host; } peer;
 
@@ -48,6 +56,16 @@ static struct {
     peer *peers;
     double timeout;
     char lost[512];       /* non-empty once a peer is lost: the message every later call returns */
+    /* exit notices: a rank that leaves (its script ended, os.exit, an
+    ** error) first tells every peer on 'note_comm' (tag NOTE_TAG), so a
+    ** peer waiting for it in a collective stops instead of waiting for a
+    ** process that is alive but in its exit; the exit barrier runs there too */
+    MPI_Comm note_comm;
+    MPI_Request note_req;
+    int note_from;        /* the received notice's rank (buffer) */
+    int left;             /* the first rank known to have left; -1 none */
+    double left_at;
+    int exiting;
     int die_in_call;      /* LTF_MPI_TEST_DIE_IN_CALL=r: rank r dies inside its next blocking all_reduce (specs) */
     int polled;           /* LTF_MPI_POLLED=1: every data call nonblocking and polled too */
     /* the watchdog thread: while the main thread is inside a blocking MPI
@@ -146,6 +164,23 @@ static ltf_status wait_req(MPI_Request *req, const char *what, char *err, size_t
                 last = t;
                 if (lost_peers(S.lost, sizeof S.lost) >= 0)
                     return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
+                int got = 0;
+                MPI_Status stt;
+                while (!S.exiting && S.note_req != MPI_REQUEST_NULL && MPI_Test(&S.note_req, &got, &stt) == MPI_SUCCESS &&
+                       got) {
+                    if (S.left < 0) {
+                        S.left = stt.MPI_SOURCE;
+                        S.left_at = t;
+                    }
+                    MPI_Irecv(&S.note_from, 1, MPI_INT, MPI_ANY_SOURCE, NOTE_TAG, S.note_comm, &S.note_req);
+                }
+                /* a peer that left: this call may still complete (it was the
+                ** peer's last), else it never will */
+                if (!S.exiting && S.left >= 0 && t - (S.left_at > t0 ? S.left_at : t0) > LEFT_GRACE) {
+                    snprintf(S.lost, sizeof S.lost,
+                             "rank %d left the job (its script ended or exited) while this rank waits for it", S.left);
+                    return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
+                }
             }
             if (t - t0 > S.timeout) {
                 snprintf(S.lost, sizeof S.lost,
@@ -154,7 +189,7 @@ static ltf_status wait_req(MPI_Request *req, const char *what, char *err, size_t
                 return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
             }
         }
-        if (spins > 1000 && !getenv("NOYIELD")) sched_yield();
+        if (spins > 1000) sched_yield();
     }
 }
 
@@ -365,10 +400,17 @@ static void at_exit(void) {
     if (!S.inited || fin) return;
     char err[600];
     MPI_Request req;
-    /* MPI_Finalize waits for every peer: first a barrier that watches them
-    ** (a peer lost, or stuck in a collective this rank never made, would
-    ** otherwise hang the exit); leave without finalizing when it fails */
-    if (!S.lost[0] && (MPI_Ibarrier(S.comm, &req) != MPI_SUCCESS || wait_req(&req, "exit", err, sizeof err) != LTF_OK) &&
+    S.exiting = 1;
+    /* tell the peers this rank leaves (one waiting for it in a collective
+    ** then stops), then MPI_Finalize's wait for every peer comes as a
+    ** barrier that watches them (on note_comm, apart from the collectives a
+    ** peer may still be in); leave without finalizing when it fails */
+    for (int r = 0; r < S.size && !S.lost[0]; r++)
+        if (r != S.rank) {
+            MPI_Request q;
+            if (MPI_Isend(&S.rank, 1, MPI_INT, r, NOTE_TAG, S.note_comm, &q) == MPI_SUCCESS) MPI_Request_free(&q);
+        }
+    if (!S.lost[0] && (MPI_Ibarrier(S.note_comm, &req) != MPI_SUCCESS || wait_req(&req, "exit", err, sizeof err) != LTF_OK) &&
         !S.lost[0])
         snprintf(S.lost, sizeof S.lost, "the exit barrier failed");
     if (S.lost[0]) {
@@ -378,6 +420,10 @@ static void at_exit(void) {
         ** loss before this exit (they name every peer found gone) */
         usleep(5 * LIVENESS_MS * 1000);
         _exit(1);
+    }
+    if (S.note_req != MPI_REQUEST_NULL) {
+        MPI_Cancel(&S.note_req);
+        MPI_Request_free(&S.note_req);
     }
     MPI_Comm_free(&S.comm);
     MPI_Finalize();
@@ -411,6 +457,9 @@ static int l_init(lua_State *L) {
         S.started = 1;
         MPI_Comm_dup(MPI_COMM_WORLD, &S.comm);
         MPI_Comm_set_errhandler(S.comm, MPI_ERRORS_RETURN);
+        MPI_Comm_dup(S.comm, &S.note_comm);
+        S.left = -1;
+        MPI_Irecv(&S.note_from, 1, MPI_INT, MPI_ANY_SOURCE, NOTE_TAG, S.note_comm, &S.note_req);
         MPI_Comm_rank(S.comm, &S.rank);
         MPI_Comm_size(S.comm, &S.size);
         const char *to = getenv("LTF_MPI_TIMEOUT");

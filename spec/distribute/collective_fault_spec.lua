@@ -23,12 +23,13 @@ local function run(mode, extra, env)
   return out, os.time() - t0
 end
 
-local function check_survivors(out)
+local function check_survivors(out, left)
   for _, rank in ipairs({0, 2}) do
     local line = out:match("\nrank " .. rank .. ": ([^\n]*)") or out:match("^rank " .. rank .. ": ([^\n]*)")
     assert.truthy(line, "no line from rank " .. rank .. " in:\n" .. out)
     assert.truthy(line:find("^UnavailableError: all_reduce: rank 1 %(pid %d+%) is lost") or
-                  line:find("^UnavailableError: all_reduce: ranks [%d, ]*1[%d, ]* %(pids"), line)
+                  line:find("^UnavailableError: all_reduce: ranks [%d, ]*1[%d, ]* %(pids") or
+                  (left and line:find("^UnavailableError: all_reduce: rank 1 left the job")), line)
     local secs = tonumber(line:match("| ([%d.]+)$"))
     assert.truthy(secs and secs < 2.0, "rank " .. rank .. " took " .. tostring(secs) .. " s: " .. line)
   end
@@ -66,8 +67,10 @@ describe("a lost worker", function()
 
   it("a worker that exits in the middle of the job", function()
     if skipped() then return end
+    -- os.exit runs tf/mpi.so's exit handler: the exit notice, or (when
+    -- the process is gone first) its pid
     local out = run("exit", "--enable-recovery")
-    check_survivors(out)
+    check_survivors(out, true)
   end)
 
   it("a loss inside a blocking MPI call: the watchdog names it and ends the process", function()
@@ -83,5 +86,22 @@ describe("a lost worker", function()
     end
     assert.are.equal(2, n, out)
     assert.is_true(secs < 60, "the job took " .. secs .. " s")
+  end)
+
+  it("a worker whose script ends early: its exit notice stops the others", function()
+    if skipped() then return end
+    -- rank 1 leaves its loop at step 5 and ends normally; alive in its exit
+    -- until the others arrive, it tells them first (tf/mpi.so's exit notice)
+    for _, extra in ipairs({"--enable-recovery", ""}) do
+      local out, secs = run("end", extra)
+      for _, rank in ipairs({0, 2}) do
+        local line = out:match("rank " .. rank .. ": ([^\n]*)")
+        assert.truthy(line and line:find("^UnavailableError: all_reduce: rank 1 left the job %(its script ended or exited%) " ..
+                                         "while this rank waits for it"), out)
+        local t = tonumber(line:match("| ([%d.]+)$"))
+        assert.truthy(t and t < 3, line)
+      end
+      assert.is_true(secs < 60, "the job took " .. secs .. " s")
+    end
   end)
 end)
