@@ -7,10 +7,12 @@
 **
 ** MPI is per process: MPI_Init once (the first init() of any lua_State),
 ** MPI_Finalize at exit. The communicator is a duplicate of MPI_COMM_WORLD
-** with MPI_ERRORS_RETURN. Every call is nonblocking (MPI_I*) and polled:
-** while waiting it checks every LIVENESS_MS (20 ms) that the peers on this host are
-** still running (their pids, exchanged at init), so a lost peer is an
-** UnavailableError naming its rank within about 0.1 s instead of a hang;
+** with MPI_ERRORS_RETURN. The agreement exchange before each call (check)
+** and barriers are nonblocking (MPI_I*) and polled: while waiting they check
+** every LIVENESS_MS (20 ms) that the peers on this host are still running
+** (their pids, exchanged at init), so a lost peer is an UnavailableError
+** naming its rank within about 0.1 s instead of a hang (LTF_MPI_POLLED=1:
+** the data calls too);
 ** peers on other hosts are covered by the timeout (LTF_MPI_TIMEOUT seconds,
 ** default 300) and by errors MPI itself returns. A rank that leaves (its
 ** script ended, os.exit) first sends its peers an exit notice, so one
