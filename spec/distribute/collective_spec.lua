@@ -116,6 +116,18 @@ describe("tf.distribute.collective", function()
                     C.all_reduce_buckets, list, "SUM", {bucket_bytes = 0})
   end)
 
+  it("takes variables, Lua numbers and tables, and nil holes in a bucket list", function()
+    local v = tf.Variable({r + 1.0, 1.0})
+    assert.tensor_near({tri, n}, C.all_reduce(v))
+    assert.tensor_near({n - 1.0, 1.0}, C.broadcast(v, n - 1))
+    assert.tensor_near(n * 2.5, C.all_reduce(2.5))
+    assert.are.same({n, 2 * n}, C.all_reduce({1, 2}):totable())
+    local out = C.all_reduce_buckets({v, nil, 3.0})
+    assert.tensor_near({tri, n}, out[1])
+    assert.is_nil(out[2])
+    assert.tensor_near(3.0 * n, out[3])
+  end)
+
   it("traces into tf.fn and replays", function()
     local f = tf.fn(function(x) return C.all_reduce(x * 2, "SUM") + C.all_gather(x)[1] end)
     for step = 1, 3 do

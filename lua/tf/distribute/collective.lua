@@ -158,7 +158,7 @@ function C.all_reduce_buckets(list, op, opts)
     local t = list[i]
     if t ~= nil and not is_tensor(t) then
       conv = conv or table.move(list, 1, n, 1, {})
-      conv[i] = tf.convert_to_tensor(t)
+      conv[i] = type(t) == "table" and type(t.read_value) == "function" and t:read_value() or tf.convert_to_tensor(t)
     end
   end
   -- bindings/collective.c: the grouping and one all_reduce op per bucket
