@@ -191,7 +191,12 @@ static ltf_status wait_req(MPI_Request *req, const char *what, char *err, size_t
                 return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
             }
         }
-        if (spins > 1000) sched_yield();
+        /* spin the first ~200 us (a peer a moment behind), then yield the
+        ** core each round (ranks may outnumber cores: --oversubscribe) */
+        if (spins > 4096 || (spins > 256 && (spins & 15) == 0 && now() - t0 > 200e-6)) {
+            spins = spins > 4096 ? spins : 4097;
+            sched_yield();
+        }
     }
 }
 
