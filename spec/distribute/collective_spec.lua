@@ -19,7 +19,11 @@ local tri = n * (n + 1) / 2
 
 describe("tf.distribute.collective", function()
   it("reports the communicator", function()
-    assert.is_true(C.available())
+    if not C.available() then
+      -- a build without MPI: the collectives still work, as a group of one
+      assert.are.same({rank = 0, size = 1, backend = "self"}, comm)
+      return pending("tf/mpi.so is not built (CMake found no MPI: apt-get install libopenmpi-dev)")
+    end
     assert.are.equal(n, C.size())
     assert.are.equal(r, C.rank())
     assert.is_true(r >= 0 and r < n)
