@@ -68,7 +68,7 @@ ltf_status ltf_cpu_collective_all_reduce(ltf_ctx *ctx, const ltf_op_def *def, lt
     for (int i = 0; i < nin; i++) sig_shape(sig, in[i]);
     if (agree(ctx, def, sig) != LTF_OK) return ctx->last_status;
     if (!c || c->size == 1) {
-        for (int i = 0; i < nin; i++) memcpy(LTF_DATA(out[i]), LTF_DATA(in[i]), nbytes(in[i]));
+        for (int i = 0; i < nin; i++) memmove(LTF_DATA(out[i]), LTF_DATA(in[i]), nbytes(in[i]));   /* may be in place */
         return LTF_OK;
     }
     char err[LTF_ERRMSG_MAX];
@@ -111,7 +111,7 @@ ltf_status ltf_cpu_collective_broadcast(ltf_ctx *ctx, const ltf_op_def *def, ltf
     snprintf(sig, sizeof sig, "root %d, %s", root, ltf_dtype_name(in[0]->dtype));
     sig_shape(sig, in[0]);
     if (agree(ctx, def, sig) != LTF_OK) return ctx->last_status;
-    memcpy(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
+    memmove(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
     if (!c || c->size == 1) return LTF_OK;
     char err[LTF_ERRMSG_MAX];
     err[0] = '\0';
@@ -135,7 +135,7 @@ ltf_status ltf_cpu_collective_gather_scatter(ltf_ctx *ctx, const ltf_op_def *def
     sig_shape(sig, in[0]);
     if (agree(ctx, def, sig) != LTF_OK) return ctx->last_status;
     if (!c || c->size == 1) {
-        memcpy(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
+        memmove(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
         return LTF_OK;
     }
     char err[LTF_ERRMSG_MAX];
