@@ -436,6 +436,27 @@ static void at_exit(void) {
     MPI_Finalize();
 }
 
+/* Which pids this process can check: the kernel's boot id (one per
+** machine boot, also inside containers) and this process's pid namespace
+** (containers on one machine have their own), hashed; the host name when
+** neither can be read. Peers with the same key are checked by pid. */
+static uint64_t pid_space(void) {
+    char buf[512] = "";
+    size_t n = 0;
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        n = fread(buf, 1, 64, f);
+        fclose(f);
+    }
+    ssize_t k = readlink("/proc/self/ns/pid", buf + n, sizeof buf - n - 1);
+    if (k > 0) n += (size_t)k;
+    if (n == 0) {
+        gethostname(buf, sizeof buf - 1);
+        n = strlen(buf);
+    }
+    return fnv(buf, n);
+}
+
 /* Whether an MPI starter launched this process (mpirun, srun with PMI/PMIx,
 ** MPICH's hydra); LTF_MPI=1 forces MPI_Init (a singleton), LTF_MPI=0 never. */
 static int launched(void) {
@@ -477,9 +498,7 @@ static int l_init(lua_State *L) {
         S.polled = pol && *pol && strcmp(pol, "0") != 0;
         if (!S.polled && pthread_create(&S.watchdog, NULL, watchdog_main, NULL) != 0) S.polled = 1;
         S.peers = calloc((size_t)S.size, sizeof(peer));
-        char host[256] = "";
-        gethostname(host, sizeof host - 1);
-        peer me = { (int)getpid(), fnv(host, strlen(host)) };
+        peer me = { (int)getpid(), pid_space() };
         if (S.peers) MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, S.peers, (int)sizeof me, MPI_BYTE, S.comm);
         S.api = (ltf_comm){ LTF_COMM_ABI, S.rank, S.size, NULL, "mpi", c_check, c_all_reduce, c_broadcast,
                             c_all_gather, c_reduce_scatter, c_barrier };
