@@ -78,3 +78,9 @@ if [ "${LTF_BENCH_TRAIN:-0}" = 1 ]; then
   bash bench/train.sh
   bash bench/train_rounds.sh 5
 fi
+echo "== all-reduce over MPI beside a bare MPI_Allreduce C program (bench/allreduce.sh)" >&2
+if command -v mpirun >/dev/null 2>&1 && [ -f "${BUILD_DIR:-build}/tf/mpi.so" ]; then
+  bash bench/allreduce.sh
+else
+  echo "bench/allreduce.sh: SKIPPED (no mpirun or tf/mpi.so)" >&2
+fi

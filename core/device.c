@@ -388,6 +388,8 @@ static int all_known(const ltf_type *types, int n) {
 static int host_only(const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in, int nin, const ltf_type *types,
                      int n) {
     if (op == LTF_OP_PRINT) return 1;
+    /* collectives call MPI on the host thread, in program order (ltf_ops/collective.h) */
+    if (op == LTF_OP_ALL_REDUCE || op == LTF_OP_BROADCAST || op == LTF_OP_ALL_GATHER || op == LTF_OP_REDUCE_SCATTER) return 1;
     for (int i = 0; i < nin; i++)
         if (in[i]->dtype == LTF_DTYPE_STRING || in[i]->dtype == LTF_DTYPE_RESOURCE) return 1;
     for (int i = 0; i < n; i++)

@@ -7,16 +7,27 @@
 **
 ** MPI is per process: MPI_Init once (the first init() of any lua_State),
 ** MPI_Finalize at exit. The communicator is a duplicate of MPI_COMM_WORLD
-** with MPI_ERRORS_RETURN. Every call is nonblocking (MPI_I*) and polled:
-** while waiting it checks every LIVENESS_MS (20 ms) that the peers on this host are
-** still running (their pids, exchanged at init), so a lost peer is an
-** UnavailableError naming its rank within about 0.1 s instead of a hang;
+** with MPI_ERRORS_RETURN. The agreement exchange before each call (check)
+** and barriers are nonblocking (MPI_I*) and polled: while waiting they check
+** every LIVENESS_MS (20 ms) that the peers on this host are still running
+** (their pids, exchanged at init), so a lost peer is an UnavailableError
+** naming its rank within about 0.1 s instead of a hang (LTF_MPI_POLLED=1:
+** the data calls too);
 ** peers on other hosts are covered by the timeout (LTF_MPI_TIMEOUT seconds,
-** default 300) and by errors MPI itself returns. After a loss every later
+** default 300) and by errors MPI itself returns. A rank that leaves (its
+** script ended, os.exit) first sends its peers an exit notice, so one
+** waiting for it in a collective stops (after LEFT_GRACE) rather than
+** waiting for a process that is alive in its exit. The data calls are
+** blocking MPI calls (MPI's tuned algorithms) made after the polled
+** agreement exchange; a watchdog thread covers a loss inside one (it
+** prints the error and ends the process). After a loss every later
 ** call fails at once with the same message, and exit skips MPI_Finalize
 ** (which would wait for the lost peer).
 */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <sched.h>
@@ -34,6 +45,8 @@
 
 #define LIVENESS_MS 20
 #define SIG_BYTES 256
+#define NOTE_TAG 77
+#define LEFT_GRACE 1.0   /* seconds a call may still complete after a peer's exit notice */
 
 typedef struct peer { int pid; uint64_t host; } peer;
 
@@ -45,6 +58,23 @@ static struct {
     peer *peers;
     double timeout;
     char lost[512];       /* non-empty once a peer is lost: the message every later call returns */
+    /* exit notices: a rank that leaves (its script ended, os.exit, an
+    ** error) first tells every peer on 'note_comm' (tag NOTE_TAG), so a
+    ** peer waiting for it in a collective stops instead of waiting for a
+    ** process that is alive but in its exit; the exit barrier runs there too */
+    MPI_Comm note_comm;
+    MPI_Request note_req;
+    int note_from;        /* the received notice's rank (buffer) */
+    int left;             /* the first rank known to have left; -1 none */
+    double left_at;
+    int exiting;
+    int die_in_call;      /* LTF_MPI_TEST_DIE_IN_CALL=r: rank r dies inside its next blocking all_reduce (specs) */
+    int polled;           /* LTF_MPI_POLLED=1: every data call nonblocking and polled too */
+    /* the watchdog thread: while the main thread is inside a blocking MPI
+    ** call ('blocked_in' set, since 'blocked_at'), it checks the peers */
+    pthread_t watchdog;
+    const char *_Atomic blocked_in;
+    _Atomic double blocked_at;
     ltf_comm api;
 } S;
 
@@ -136,6 +166,23 @@ static ltf_status wait_req(MPI_Request *req, const char *what, char *err, size_t
                 last = t;
                 if (lost_peers(S.lost, sizeof S.lost) >= 0)
                     return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
+                int got = 0;
+                MPI_Status stt;
+                while (!S.exiting && S.note_req != MPI_REQUEST_NULL && MPI_Test(&S.note_req, &got, &stt) == MPI_SUCCESS &&
+                       got) {
+                    if (S.left < 0) {
+                        S.left = stt.MPI_SOURCE;
+                        S.left_at = t;
+                    }
+                    MPI_Irecv(&S.note_from, 1, MPI_INT, MPI_ANY_SOURCE, NOTE_TAG, S.note_comm, &S.note_req);
+                }
+                /* a peer that left: this call may still complete (it was the
+                ** peer's last), else it never will */
+                if (!S.exiting && S.left >= 0 && t - (S.left_at > t0 ? S.left_at : t0) > LEFT_GRACE) {
+                    snprintf(S.lost, sizeof S.lost,
+                             "rank %d left the job (its script ended or exited) while this rank waits for it", S.left);
+                    return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
+                }
             }
             if (t - t0 > S.timeout) {
                 snprintf(S.lost, sizeof S.lost,
@@ -144,13 +191,48 @@ static ltf_status wait_req(MPI_Request *req, const char *what, char *err, size_t
                 return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s", what, S.lost);
             }
         }
-        if (spins > 1000) sched_yield();
+        /* spin the first ~200 us (a peer a moment behind), then yield the
+        ** core each round (ranks may outnumber cores: --oversubscribe) */
+        if (spins > 4096 || (spins > 256 && (spins & 15) == 0 && now() - t0 > 200e-6)) {
+            spins = spins > 4096 ? spins : 4097;
+            sched_yield();
+        }
     }
 }
 
 static ltf_status broken(const char *what, char *err, size_t errlen) {
     return fail(err, errlen, LTF_ERR_UNAVAILABLE, "%s: %s (an earlier collective failed)", what, S.lost);
 }
+
+/* The watchdog: a blocking MPI call cannot be interrupted, so when a peer
+** is lost (or the call outlasts the timeout) while the main thread is in
+** one, this thread prints the error, naming the peer, and ends the process
+** (exit status 1); the Lua script gets no error object in that case. */
+static void *watchdog_main(void *arg) {
+    (void)arg;
+    for (;;) {
+        usleep(LIVENESS_MS * 1000);
+        const char *what = atomic_load(&S.blocked_in);
+        if (!what) continue;
+        char who[400];
+        int gone = lost_peers(who, sizeof who) >= 0;
+        double waited = now() - atomic_load(&S.blocked_at);
+        if (!gone && waited <= S.timeout) continue;
+        if (!gone) snprintf(who, sizeof who, "no progress for %.0f s (LTF_MPI_TIMEOUT)", S.timeout);
+        fprintf(stderr, "UnavailableError: %s: %s (tf/mpi.so: rank %d ends the process: the loss came inside a "
+                "blocking MPI call, which cannot return an error)\n", what, who, S.rank);
+        fflush(NULL);
+        usleep(5 * LIVENESS_MS * 1000);
+        _exit(1);
+    }
+    return NULL;
+}
+
+static void block_begin(const char *what) {
+    atomic_store(&S.blocked_at, now());
+    atomic_store(&S.blocked_in, what);
+}
+static void block_end(void) { atomic_store(&S.blocked_in, (const char *)NULL); }
 
 static MPI_Datatype mpi_type(ltf_dtype dt) {
     switch (dt) {
@@ -236,12 +318,20 @@ static ltf_status c_all_reduce(void *ud, const void *send, void *recv, int64_t c
     int in_place = send == recv;
     for (int64_t off = 0; off < count || (count == 0 && off == 0);) {
         int64_t n = count - off > (1 << 30) ? (1 << 30) : count - off;
-        MPI_Request req;
-        int rc = MPI_Iallreduce(in_place ? MPI_IN_PLACE : (const char *)send + off * es, (char *)recv + off * es,
-                                (int)n, t, mpi_op(op), S.comm, &req);
-        if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_reduce", rc);
-        ltf_status st = wait_req(&req, "all_reduce", err, errlen);
-        if (st != LTF_OK) return st;
+        const void *sb = in_place ? MPI_IN_PLACE : (const char *)send + off * es;
+        if (!S.polled) {
+            if (S.die_in_call == S.rank) raise(SIGKILL);   /* the lost-worker spec: a loss inside the call */
+            block_begin("all_reduce");
+            int rc = MPI_Allreduce(sb, (char *)recv + off * es, (int)n, t, mpi_op(op), S.comm);
+            block_end();
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_reduce", rc);
+        } else {
+            MPI_Request req;
+            int rc = MPI_Iallreduce(sb, (char *)recv + off * es, (int)n, t, mpi_op(op), S.comm, &req);
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_reduce", rc);
+            ltf_status st = wait_req(&req, "all_reduce", err, errlen);
+            if (st != LTF_OK) return st;
+        }
         off += n;
         if (count == 0) break;
     }
@@ -253,11 +343,18 @@ static ltf_status c_broadcast(void *ud, void *buf, int64_t count, ltf_dtype dt, 
     size_t es = type_size(dt);
     for (int64_t off = 0; off < count || (count == 0 && off == 0);) {
         int64_t n = count - off > (1 << 30) ? (1 << 30) : count - off;
-        MPI_Request req;
-        int rc = MPI_Ibcast((char *)buf + off * es, (int)n, t, root, S.comm, &req);
-        if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "broadcast", rc);
-        ltf_status st = wait_req(&req, "broadcast", err, errlen);
-        if (st != LTF_OK) return st;
+        if (!S.polled) {
+            block_begin("broadcast");
+            int rc = MPI_Bcast((char *)buf + off * es, (int)n, t, root, S.comm);
+            block_end();
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "broadcast", rc);
+        } else {
+            MPI_Request req;
+            int rc = MPI_Ibcast((char *)buf + off * es, (int)n, t, root, S.comm, &req);
+            if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "broadcast", rc);
+            ltf_status st = wait_req(&req, "broadcast", err, errlen);
+            if (st != LTF_OK) return st;
+        }
         off += n;
         if (count == 0) break;
     }
@@ -268,6 +365,12 @@ static ltf_status c_all_gather(void *ud, const void *send, void *recv, int64_t c
                                size_t errlen) {
     CHECK_TYPE("all_gather");
     if (count > INT_MAX) return fail(err, errlen, LTF_ERR_INVALID_ARGUMENT, "all_gather: more than 2^31-1 elements per rank");
+    if (!S.polled) {
+        block_begin("all_gather");
+        int rc = MPI_Allgather(send, (int)count, t, recv, (int)count, t, S.comm);
+        block_end();
+        return rc == MPI_SUCCESS ? LTF_OK : mpi_fail(err, errlen, "all_gather", rc);
+    }
     MPI_Request req;
     int rc = MPI_Iallgather(send, (int)count, t, recv, (int)count, t, S.comm, &req);
     if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "all_gather", rc);
@@ -278,6 +381,12 @@ static ltf_status c_reduce_scatter(void *ud, const void *send, void *recv, int64
                                    ltf_reduce_op op, char *err, size_t errlen) {
     CHECK_TYPE("reduce_scatter");
     if (count > INT_MAX) return fail(err, errlen, LTF_ERR_INVALID_ARGUMENT, "reduce_scatter: more than 2^31-1 elements per rank");
+    if (!S.polled) {
+        block_begin("reduce_scatter");
+        int rc = MPI_Reduce_scatter_block(send, recv, (int)count, t, mpi_op(op), S.comm);
+        block_end();
+        return rc == MPI_SUCCESS ? LTF_OK : mpi_fail(err, errlen, "reduce_scatter", rc);
+    }
     MPI_Request req;
     int rc = MPI_Ireduce_scatter_block(send, recv, (int)count, t, mpi_op(op), S.comm, &req);
     if (rc != MPI_SUCCESS) return mpi_fail(err, errlen, "reduce_scatter", rc);
@@ -298,10 +407,17 @@ static void at_exit(void) {
     if (!S.inited || fin) return;
     char err[600];
     MPI_Request req;
-    /* MPI_Finalize waits for every peer: first a barrier that watches them
-    ** (a peer lost, or stuck in a collective this rank never made, would
-    ** otherwise hang the exit); leave without finalizing when it fails */
-    if (!S.lost[0] && (MPI_Ibarrier(S.comm, &req) != MPI_SUCCESS || wait_req(&req, "exit", err, sizeof err) != LTF_OK) &&
+    S.exiting = 1;
+    /* tell the peers this rank leaves (one waiting for it in a collective
+    ** then stops), then MPI_Finalize's wait for every peer comes as a
+    ** barrier that watches them (on note_comm, apart from the collectives a
+    ** peer may still be in); leave without finalizing when it fails */
+    for (int r = 0; r < S.size && !S.lost[0]; r++)
+        if (r != S.rank) {
+            MPI_Request q;
+            if (MPI_Isend(&S.rank, 1, MPI_INT, r, NOTE_TAG, S.note_comm, &q) == MPI_SUCCESS) MPI_Request_free(&q);
+        }
+    if (!S.lost[0] && (MPI_Ibarrier(S.note_comm, &req) != MPI_SUCCESS || wait_req(&req, "exit", err, sizeof err) != LTF_OK) &&
         !S.lost[0])
         snprintf(S.lost, sizeof S.lost, "the exit barrier failed");
     if (S.lost[0]) {
@@ -312,8 +428,33 @@ static void at_exit(void) {
         usleep(5 * LIVENESS_MS * 1000);
         _exit(1);
     }
+    if (S.note_req != MPI_REQUEST_NULL) {
+        MPI_Cancel(&S.note_req);
+        MPI_Request_free(&S.note_req);
+    }
     MPI_Comm_free(&S.comm);
     MPI_Finalize();
+}
+
+/* Which pids this process can check: the kernel's boot id (one per
+** machine boot, also inside containers) and this process's pid namespace
+** (containers on one machine have their own), hashed; the host name when
+** neither can be read. Peers with the same key are checked by pid. */
+static uint64_t pid_space(void) {
+    char buf[512] = "";
+    size_t n = 0;
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        n = fread(buf, 1, 64, f);
+        fclose(f);
+    }
+    ssize_t k = readlink("/proc/self/ns/pid", buf + n, sizeof buf - n - 1);
+    if (k > 0) n += (size_t)k;
+    if (n == 0) {
+        gethostname(buf, sizeof buf - 1);
+        n = strlen(buf);
+    }
+    return fnv(buf, n);
 }
 
 /* Whether an MPI starter launched this process (mpirun, srun with PMI/PMIx,
@@ -344,14 +485,20 @@ static int l_init(lua_State *L) {
         S.started = 1;
         MPI_Comm_dup(MPI_COMM_WORLD, &S.comm);
         MPI_Comm_set_errhandler(S.comm, MPI_ERRORS_RETURN);
+        MPI_Comm_dup(S.comm, &S.note_comm);
+        S.left = -1;
+        MPI_Irecv(&S.note_from, 1, MPI_INT, MPI_ANY_SOURCE, NOTE_TAG, S.note_comm, &S.note_req);
         MPI_Comm_rank(S.comm, &S.rank);
         MPI_Comm_size(S.comm, &S.size);
         const char *to = getenv("LTF_MPI_TIMEOUT");
         S.timeout = to && atof(to) > 0 ? atof(to) : 300.0;
+        const char *die = getenv("LTF_MPI_TEST_DIE_IN_CALL");
+        S.die_in_call = die && *die ? atoi(die) : -1;
+        const char *pol = getenv("LTF_MPI_POLLED");
+        S.polled = pol && *pol && strcmp(pol, "0") != 0;
+        if (!S.polled && pthread_create(&S.watchdog, NULL, watchdog_main, NULL) != 0) S.polled = 1;
         S.peers = calloc((size_t)S.size, sizeof(peer));
-        char host[256] = "";
-        gethostname(host, sizeof host - 1);
-        peer me = { (int)getpid(), fnv(host, strlen(host)) };
+        peer me = { (int)getpid(), pid_space() };
         if (S.peers) MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, S.peers, (int)sizeof me, MPI_BYTE, S.comm);
         S.api = (ltf_comm){ LTF_COMM_ABI, S.rank, S.size, NULL, "mpi", c_check, c_all_reduce, c_broadcast,
                             c_all_gather, c_reduce_scatter, c_barrier };
@@ -389,6 +536,10 @@ static int l_wtime(lua_State *L) {
 }
 
 __attribute__((visibility("default"))) int luaopen_tf_mpi(lua_State *L) {
+    /* stay loaded until the process ends: lua_close unloads C modules, but
+    ** MPI, the watchdog thread and the exit handler outlive any lua_State */
+    Dl_info info;
+    if (dladdr((void *)luaopen_tf_mpi, &info) && info.dli_fname) dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
     static const luaL_Reg fns[] = { {"init", l_init}, {"info", l_info}, {"wtime", l_wtime}, {NULL, NULL} };
     luaL_newlib(L, fns);
     return 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cpu.h"
 #include "../shape.h"
+#include "../tensor.h"
 
 #define SIG_MAX 240
 
@@ -67,7 +68,7 @@ ltf_status ltf_cpu_collective_all_reduce(ltf_ctx *ctx, const ltf_op_def *def, lt
     for (int i = 0; i < nin; i++) sig_shape(sig, in[i]);
     if (agree(ctx, def, sig) != LTF_OK) return ctx->last_status;
     if (!c || c->size == 1) {
-        for (int i = 0; i < nin; i++) memcpy(LTF_DATA(out[i]), LTF_DATA(in[i]), nbytes(in[i]));
+        for (int i = 0; i < nin; i++) memmove(LTF_DATA(out[i]), LTF_DATA(in[i]), nbytes(in[i]));   /* may be in place */
         return LTF_OK;
     }
     char err[LTF_ERRMSG_MAX];
@@ -77,10 +78,12 @@ ltf_status ltf_cpu_collective_all_reduce(ltf_ctx *ctx, const ltf_op_def *def, lt
     if (nin == 1) {
         st = c->all_reduce(c->ud, LTF_DATA(in[0]), LTF_DATA(out[0]), total, in[0]->dtype, rop, err, sizeof err);
     } else {
-        /* the fusion buffer: every input packed, reduced in place, unpacked */
-        size_t es = ltf_dtype_size(in[0]->dtype);
-        char *buf = malloc(total > 0 ? (size_t)total * es : 1);
-        if (!buf) return ltf_fail_oom(ctx, "all_reduce fusion buffer", (size_t)total * es);
+        /* the fusion buffer: every input packed, reduced in place, unpacked;
+        ** a tensor, so the context's block cache recycles it between steps
+        ** (no fresh pages per call) */
+        ltf_tensor *fb = ltf_tensor_empty(ctx, in[0]->dtype, 1, &total);
+        if (!fb) return ctx->last_status;
+        char *buf = LTF_DATA(fb);
         size_t off = 0;
         for (int i = 0; i < nin; i++) {
             memcpy(buf + off, LTF_DATA(in[i]), nbytes(in[i]));
@@ -92,7 +95,7 @@ ltf_status ltf_cpu_collective_all_reduce(ltf_ctx *ctx, const ltf_op_def *def, lt
             memcpy(LTF_DATA(out[i]), buf + off, nbytes(in[i]));
             off += nbytes(in[i]);
         }
-        free(buf);
+        ltf_tensor_release(fb);
     }
     if (st != LTF_OK) return comm_fail(ctx, def, st, err);
     if (op == LTF_REDUCE_MEAN)
@@ -108,7 +111,7 @@ ltf_status ltf_cpu_collective_broadcast(ltf_ctx *ctx, const ltf_op_def *def, ltf
     snprintf(sig, sizeof sig, "root %d, %s", root, ltf_dtype_name(in[0]->dtype));
     sig_shape(sig, in[0]);
     if (agree(ctx, def, sig) != LTF_OK) return ctx->last_status;
-    memcpy(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
+    memmove(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
     if (!c || c->size == 1) return LTF_OK;
     char err[LTF_ERRMSG_MAX];
     err[0] = '\0';
@@ -132,7 +135,7 @@ ltf_status ltf_cpu_collective_gather_scatter(ltf_ctx *ctx, const ltf_op_def *def
     sig_shape(sig, in[0]);
     if (agree(ctx, def, sig) != LTF_OK) return ctx->last_status;
     if (!c || c->size == 1) {
-        memcpy(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
+        memmove(LTF_DATA(out[0]), LTF_DATA(in[0]), nbytes(in[0]));
         return LTF_OK;
     }
     char err[LTF_ERRMSG_MAX];

@@ -1,6 +1,8 @@
 -- A worker of spec/distribute/collective_fault_spec.lua (started by mpirun
 -- there, not a spec itself): all-reduces in a loop; rank 1 kills itself
--- with SIGKILL at step 5. Every other rank prints one line:
+-- with SIGKILL at step 5 (FAULT_MODE=kill), exits (exit), ends its loop
+-- and script normally (end) or none of these (none:
+-- LTF_MPI_TEST_DIE_IN_CALL kills it inside a call). Every other rank prints one line:
 --   rank R: <kind>: <message> | <seconds from the kill to the error>
 local tf = require("tf")
 local C = require("tf.distribute.collective")
@@ -14,12 +16,13 @@ end
 local killed_at = tonumber(os.getenv("FAULT_STEP") or "5")
 local mode = os.getenv("FAULT_MODE") or "kill"
 for step = 1, 1000 do
-  if comm.rank == 1 and step == killed_at then
+  if comm.rank == 1 and step == killed_at and mode ~= "none" then
     -- the others learn the time of death from a file (same host)
     local f = io.open(os.getenv("FAULT_DIR") .. "/killed", "w")
     f:write(string.format("%.6f", C.wtime and C.wtime() or os.time()))
     f:close()
     if mode == "exit" then os.exit(3) end
+    if mode == "end" then break end   -- the script ends early, normally
     os.execute("kill -9 " .. pid())
   end
   local ok, e = pcall(C.all_reduce, tf.constant({1.0, 2.0}))

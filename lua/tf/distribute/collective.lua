@@ -122,12 +122,6 @@ function C.reduce_scatter(t, op)
   return core.collective_reduce_scatter(t, code)
 end
 
-local function nbytes(t)
-  local n = t.numel and t:numel() or nil
-  local dt = t.dtype
-  return (n or 0) * ((dt and dt.size) or 4)
-end
-
 --- C.all_reduce_buckets(list, op, {bucket_bytes = n}) -> list of reduced
 -- tensors, in order. Consecutive tensors of one dtype are packed into
 -- buckets of at most bucket_bytes (default C.DEFAULT_BUCKET_BYTES, 25 MiB;
@@ -158,29 +152,17 @@ function C.all_reduce_buckets(list, op, opts)
   for k in pairs(list) do
     if math.type(k) == "integer" and k > n then n = k end
   end
-  local out = {}
-  local bucket, idx, bytes, dtype = {}, {}, 0, nil
-  local calls = 0
-  local function flush()
-    if #bucket == 0 then return end
-    local r = table.pack(core.collective_all_reduce(bucket, code))
-    for j = 1, #idx do out[idx[j]] = r[j] end
-    calls = calls + 1
-    bucket, idx, bytes = {}, {}, 0
-  end
+  local is_tensor = tf.is_tensor
+  local conv
   for i = 1, n do
     local t = list[i]
-    if t ~= nil then
-      if not tf.is_tensor(t) then t = tf.convert_to_tensor(t) end
-      local b = nbytes(t)
-      if #bucket > 0 and (t.dtype ~= dtype or bytes + b > limit) then flush() end
-      dtype = t.dtype
-      bucket[#bucket + 1] = t
-      idx[#idx + 1] = i
-      bytes = bytes + b
+    if t ~= nil and not is_tensor(t) then
+      conv = conv or table.move(list, 1, n, 1, {})
+      conv[i] = type(t) == "table" and type(t.read_value) == "function" and t:read_value() or tf.convert_to_tensor(t)
     end
   end
-  flush()
+  -- bindings/collective.c: the grouping and one all_reduce op per bucket
+  local out, calls = core.collective_all_reduce_buckets(conv or list, n, code, limit)
   C.last_bucket_calls = calls
   return out
 end
