@@ -110,6 +110,7 @@ local LAZY = {
    "image.encode_jpeg", "image.is_jpeg"},
   {"tf.train.checkpoint", "train"},  -- tf.train.Checkpoint, CheckpointManager, ...
   {"tf.summary", "summary"},       -- tf.summary: TensorBoard event files
+  {"tf.onnx", "onnx"},             -- tf.onnx: ONNX import (load) and export (save), docs/onnx.md
 }
 local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet
 local state = {}      -- [module] = "loading" | "loaded"
