@@ -48,11 +48,11 @@ end
 local function rank_of(t) return #t.shape end
 local function dims_of(t)   -- static dims, nil for unknown
   local s = t.shape
-  local d = {}
+  local d = {n = #s}
   for i = 1, #s do d[i] = s[i] end
   return d
 end
-local function all_known(d) for i = 1, #d do if d[i] == nil then return false end end return true end
+local function all_known(d) for i = 1, d.n or #d do if d[i] == nil then return false end end return true end
 local function norm_axis(a, r) if a < 0 then a = a + r end return a + 1 end   -- 0-based ONNX -> 1-based
 local function dtype_of(et) return tf[DTYPES[et]] end
 local function const(v, dt) return tf.init_scope(function() return tf.constant(v, dt) end) end
@@ -64,7 +64,11 @@ end
 -- the shape tensor of x (int64): a constant when its dims are known
 local function shape_of(x)
   local d = dims_of(x)
-  if all_known(d) then return const(#d > 0 and d or {}, tf.int64) end
+  if all_known(d) then
+    local v = {}
+    for i = 1, d.n do v[i] = d[i] end
+    return const(v, tf.int64)
+  end
   return tf.cast(tf.shape(x), tf.int64)
 end
 local function same_dtype(a, b)
@@ -128,7 +132,7 @@ LAYOUT_FREE.Identity = true
 def("Elu", {alpha = any}, function(_, node, ins)
   local a = node.attrs.alpha and node.attrs.alpha.value or 1.0
   local x = ins[1]
-  return {tf.where(x > 0, x, (tf.exp(x) - 1) * a)}
+  return {tf.where(tf.greater(x, tf.zeros_like(x)), x, (tf.exp(x) - 1) * a)}
 end)
 def("Celu", {alpha = any}, function(_, node, ins)
   local a = node.attrs.alpha and node.attrs.alpha.value or 1.0
@@ -139,17 +143,17 @@ def("Selu", {alpha = any, gamma = any}, function(_, node, ins)
   local a = node.attrs.alpha and node.attrs.alpha.value or 1.67326319217681884765625
   local g = node.attrs.gamma and node.attrs.gamma.value or 1.05070102214813232421875
   local x = ins[1]
-  return {tf.where(x > 0, x * g, (tf.exp(x) - 1) * (a * g))}
+  return {tf.where(tf.greater(x, tf.zeros_like(x)), x * g, (tf.exp(x) - 1) * (a * g))}
 end)
 def("LeakyRelu", {alpha = any}, function(_, node, ins)
   local a = node.attrs.alpha and node.attrs.alpha.value or 0.01
   local x = ins[1]
-  return {tf.where(x > 0, x, x * a)}
+  return {tf.where(tf.greater(x, tf.zeros_like(x)), x, x * a)}
 end)
 def("ThresholdedRelu", {alpha = any}, function(_, node, ins)
   local a = node.attrs.alpha and node.attrs.alpha.value or 1.0
   local x = ins[1]
-  return {tf.where(x > a, x, tf.zeros_like(x))}
+  return {tf.where(tf.greater(x, tf.cast(a, x.dtype)), x, tf.zeros_like(x))}
 end)
 def("HardSigmoid", {alpha = any, beta = any}, function(_, node, ins)
   local a = node.attrs.alpha and node.attrs.alpha.value or 0.2
@@ -162,8 +166,8 @@ def("IsInf", {detect_negative = any, detect_positive = any}, function(_, node, i
   local x = ins[1]
   local inf = tf.math.is_inf(x)
   if neg and pos then return {inf} end
-  if pos then return {tf.logical_and(inf, x > 0)} end
-  if neg then return {tf.logical_and(inf, x < 0)} end
+  if pos then return {tf.logical_and(inf, tf.greater(x, tf.zeros_like(x)))} end
+  if neg then return {tf.logical_and(inf, tf.less(x, tf.zeros_like(x)))} end
   return {tf.logical_and(inf, tf.logical_not(inf))}
 end)
 for _, n in ipairs({"Elu", "Celu", "Selu", "LeakyRelu", "ThresholdedRelu", "HardSigmoid"}) do LAYOUT_FREE[n] = true end
@@ -221,7 +225,7 @@ for name, f in pairs(VARIADIC) do
 end
 def("PRelu", {}, function(_, _, ins)
   local x, s = ins[1], ins[2]
-  return {tf.where(x < 0, x * s, x)}
+  return {tf.where(tf.less(x, tf.zeros_like(x)), x * s, x)}
 end)
 def("Where", {}, function(_, _, ins) return {tf.where(ins[1], ins[2], ins[3])} end)
 def("Cast", {to = function(v) if not DTYPES[v] then return "to " .. (ONNX_TYPE_NAMES[v] or tostring(v)) end end,
@@ -359,7 +363,7 @@ def("Size", {}, function(_, _, ins)
   local d = dims_of(ins[1])
   if all_known(d) then
     local n = 1
-    for i = 1, #d do n = n * d[i] end
+    for i = 1, d.n do n = n * d[i] end
     return {const(n, tf.int64)}
   end
   return {tf.cast(tf.size(ins[1]), tf.int64)}
@@ -461,7 +465,7 @@ def("Concat", {axis = any}, function(_, node, ins)
   local kept = {}
   for _, p in ipairs(parts) do
     local d = dims_of(p)
-    if not (#d == 1 and d[1] == 0) or #parts == 1 then kept[#kept + 1] = p end
+    if not (d.n == 1 and d[1] == 0) or #parts == 1 then kept[#kept + 1] = p end
   end
   if #kept == 0 then kept = {parts[1]} end
   if #kept == 1 then return {kept[1]} end
@@ -534,10 +538,10 @@ end)
 local function gather_index(idx, n)
   if is_sym(idx) or n == nil then
     local one = tf.cast(1, idx.dtype)
-    if n ~= nil then return tf.where(idx < 0, idx + (n + 1), idx + one) end
+    if n ~= nil then return tf.where(tf.less(idx, tf.zeros_like(idx)), idx + (n + 1), idx + one) end
     return idx + one
   end
-  return eager(function() return tf.where(idx < 0, idx + (n + 1), idx + 1) end)
+  return eager(function() return tf.where(tf.less(idx, tf.zeros_like(idx)), idx + (n + 1), idx + 1) end)
 end
 def("Gather", {axis = any}, function(_, node, ins)
   local x, idx = ins[1], ins[2]
@@ -548,7 +552,7 @@ def("Gather", {axis = any}, function(_, node, ins)
     for _, v in ipairs(flat_vals(idx)) do
       if v < 0 then
         local xs = tf.cast(tf.shape(x), idx.dtype)[a]
-        return {tf.gather(x, tf.where(idx < 0, idx + xs + 1, idx + 1), {axis = a})}
+        return {tf.gather(x, tf.where(tf.less(idx, tf.zeros_like(idx)), idx + xs + 1, idx + 1), {axis = a})}
       end
     end
   end
@@ -563,7 +567,7 @@ def("GatherElements", {axis = any}, function(_, node, ins)
     raise("UnimplementedError", "onnx: GatherElements needs known shapes")
   end
   idx = tf.cast(idx, tf.int64)
-  idx = tf.where(idx < 0, idx + dx[a], idx)
+  idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + dx[a], idx)
   -- full coordinates: the index along `a`, the position elsewhere
   local coords = {}
   for k = 1, r do
@@ -581,11 +585,11 @@ def("GatherND", {batch_dims = zero_only}, function(_, _, ins)
   local x, idx = ins[1], ins[2]
   local d = dims_of(x)
   local k = dims_of(idx)
-  local m = k[#k]
+  local m = k[k.n]
   local lim = {}
   for i = 1, m do lim[i] = d[i] end
   idx = tf.cast(idx, tf.int64)
-  if all_known(lim) then idx = tf.where(idx < 0, idx + const(lim, tf.int64), idx) end
+  if all_known(lim) then idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + const(lim, tf.int64), idx) end
   return {tf.gather_nd(x, idx + 1)}
 end)
 def("Expand", {}, function(_, _, ins)
@@ -594,11 +598,12 @@ def("Expand", {}, function(_, _, ins)
     local shp = flat_vals(s)
     local d = dims_of(x)
     -- numpy broadcasting of both shapes (a 1 in the target keeps x's dim)
-    local r = math.max(#shp, #d)
+    local r = math.max(#shp, d.n)
     local out = {}
     for i = 1, r do
       local a = shp[#shp - r + i] or 1
-      local b = d[#d - r + i] or 1
+      local b = d[d.n - r + i]
+      if d.n - r + i < 1 then b = 1 end
       if a == 1 then out[i] = b else out[i] = a end
       if out[i] == nil then out[i] = -1 end
     end
@@ -651,9 +656,9 @@ def("ConstantOfShape", {value = any}, function(_, node, ins)
   local s = ins[1]
   if not is_sym(s) then
     local shp = flat_vals(s)
-    return {const(tf.fill(#shp > 0 and shp or {}, tf.cast(x, dt)), dt)}
+    return {eager(function() return tf.fill(#shp > 0 and shp or {}, tf.constant(x, dt)) end)}
   end
-  return {tf.fill(tf.cast(s, tf.int32), tf.cast(x, dt))}
+  return {tf.fill(tf.cast(s, tf.int32), const(x, dt))}
 end)
 def("Range", {}, function(_, _, ins)
   local a, b, c = ins[1], ins[2], ins[3]
@@ -675,7 +680,7 @@ def("OneHot", {axis = any}, function(_, node, ins)
   local r = rank_of(idx) + 1
   local a = norm_axis(node.attrs.axis and node.attrs.axis.value or -1, r)
   idx = tf.cast(idx, tf.int64)
-  idx = tf.where(idx < 0, idx + n, idx)
+  idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + n, idx)
   local oh = tf.one_hot(idx + 1, n, {axis = a, dtype = values.dtype})
   local off, on = values[1], values[2]
   return {oh * (on - off) + off}
@@ -701,11 +706,11 @@ def("Trilu", {upper = any}, function(_, node, ins)
   local x = ins[1]
   local k = ins[2] and int_list(ins[2], "Trilu k")[1] or 0
   local d = dims_of(x)
-  local n, m = d[#d - 1], d[#d]
+  local n, m = d[d.n - 1], d[d.n]
   local upper = not node.attrs.upper or node.attrs.upper.value ~= 0
   local rows = tf.reshape(tf.range(0, n, 1, tf.int64), {n, 1})
   local cols = tf.reshape(tf.range(0, m, 1, tf.int64), {1, m})
-  local keep = upper and (cols - rows >= k) or (cols - rows <= k)
+  local keep = upper and tf.greater_equal(cols - rows, k) or tf.less_equal(cols - rows, k)
   return {tf.where(keep, x, tf.zeros_like(x))}
 end)
 def("DepthToSpace", {blocksize = any, mode = one_of("DCR", "CRD")}, function(_, node, ins)
@@ -1153,7 +1158,7 @@ local function run_node(cx, node)
           local v = cx.env[nm]
           if v ~= nil and not (rank_of(v) == 0 or (rank_of(v) <= 4 and not is_sym(v) and (function()
             local d = dims_of(v)
-            for j = 1, #d do if d[j] ~= 1 then return false end end
+            for j = 1, d.n do if d[j] ~= 1 then return false end end
             return true end)())) then
             ok = false
           end
@@ -1269,7 +1274,7 @@ function M.load(tf_, src, opts)
     local args = table.pack(...)
     for i, inp in ipairs(inputs) do cx.env[inp.name] = args[i] end
     for _, node in ipairs(nodes) do
-      local ok, err = pcall(run_node, cx, node)
+      local ok, err = xpcall(run_node, os.getenv("LTF_ONNX_DEBUG") and function(e) print(debug.traceback(tostring(e.message or e))) return e end or function(e) return e end, cx, node)
       if not ok then
         local msg = type(err) == "table" and err.message or tostring(err)
         local kind = type(err) == "table" and err.kind or "InvalidArgumentError"
