@@ -344,9 +344,10 @@ end)
 -- }====
 
 -- {==== shapes and data movement
-def("Shape", {start = any, ["end"] = any}, function(_, node, ins)
+def("Shape", {start = any, ["end"] = any}, function(cx, node, ins)
   local s = shape_of(ins[1])
   local st, en = node.attrs.start, node.attrs["end"]
+  if not st and not en and is_sym(s) then cx.shapeinfo[node.outputs[1]] = dims_of(ins[1]) end
   if st or en then
     local r = rank_of(ins[1])
     local a = st and st.value or 0
@@ -543,10 +544,21 @@ local function gather_index(idx, n)
   end
   return eager(function() return tf.where(tf.less(idx, tf.zeros_like(idx)), idx + (n + 1), idx + 1) end)
 end
-def("Gather", {axis = any}, function(_, node, ins)
+def("Gather", {axis = any}, function(cx, node, ins)
   local x, idx = ins[1], ins[2]
   local r = rank_of(x)
   local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 0, r)
+  local known = cx.shapeinfo[node.inputs[1]]
+  if known and not is_sym(idx) then   -- a known dimension out of a partly known shape
+    local iv = idx:totable()
+    local function dim(i) if i < 0 then i = i + known.n end return known[i + 1] end
+    if type(iv) == "number" and dim(iv) then return {const(dim(iv), tf.int64)} end
+    if type(iv) == "table" and #idx.shape == 1 then
+      local out = {}
+      for i, v in ipairs(iv) do out[i] = dim(v); if out[i] == nil then out = nil; break end end
+      if out then return {const(out, tf.int64)} end
+    end
+  end
   local n = dims_of(x)[a]
   if n == nil and not is_sym(idx) then
     for _, v in ipairs(flat_vals(idx)) do
@@ -1143,6 +1155,8 @@ function CX:weight(w, f)
   return eager(f, w)
 end
 
+local NO_FOLD = {Conv = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
+                 GRU = true, GlobalAveragePool = true, GlobalMaxPool = true}   -- inputs seen NHWC, or big
 local function run_node(cx, node)
   local spec = OPS[node.op_type]
   local ins = {n = #node.inputs}
@@ -1178,7 +1192,15 @@ local function run_node(cx, node)
       end
     end
   end
-  local outs, layout = spec.run(cx, node, ins)
+  local outs, layout
+  local eager_ins = true
+  for i = 1, ins.n do if ins[i] ~= nil and is_sym(ins[i]) then eager_ins = false end end
+  if eager_ins and not nhwc_in and not NO_FOLD[node.op_type] then
+    -- constant inputs: computed now, the graph gets the result (shape arithmetic)
+    outs, layout = eager(spec.run, cx, node, ins)
+  else
+    outs, layout = spec.run(cx, node, ins)
+  end
   if nhwc_in then layout = "NHWC" end
   for i, nm in ipairs(node.outputs) do
     if nm ~= "" then
@@ -1269,7 +1291,8 @@ function M.load(tf_, src, opts)
   local outputs = {}
   for i, v in ipairs(g.outputs) do outputs[i] = {name = v.name, dtype = DTYPES[v.elem_type] and dtype_of(v.elem_type)} end
   local function body(...)
-    local cx = setmetatable({env = {}, layout = {}, nchw = {}, nhwc = {}, opset = opset, prepped = prepped}, CX)
+    local cx = setmetatable({env = {}, layout = {}, nchw = {}, nhwc = {}, opset = opset, prepped = prepped,
+                             shapeinfo = {}}, CX)
     for name, t in pairs(inits) do cx.env[name] = t end
     local args = table.pack(...)
     for i, inp in ipairs(inputs) do cx.env[inp.name] = args[i] end
