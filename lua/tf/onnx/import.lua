@@ -228,10 +228,16 @@ def("PRelu", {}, function(_, _, ins)
   return {tf.where(tf.less(x, tf.zeros_like(x)), x * s, x)}
 end)
 def("Where", {}, function(_, _, ins) return {tf.where(ins[1], ins[2], ins[3])} end)
+local function cast(x, dt)
+  if (x.dtype == tf.string) ~= (dt == tf.string) then
+    raise("UnimplementedError", "onnx: Cast between strings and numbers (%s to %s)", tostring(x.dtype), tostring(dt))
+  end
+  return tf.cast(x, dt)
+end
 def("Cast", {to = function(v) if not DTYPES[v] then return "to " .. (ONNX_TYPE_NAMES[v] or tostring(v)) end end,
              saturate = any},
-    function(_, node, ins) return {tf.cast(ins[1], dtype_of(node.attrs.to.value))} end)
-def("CastLike", {saturate = any}, function(_, _, ins) return {tf.cast(ins[1], ins[2].dtype)} end)
+    function(_, node, ins) return {cast(ins[1], dtype_of(node.attrs.to.value))} end)
+def("CastLike", {saturate = any}, function(_, _, ins) return {cast(ins[1], ins[2].dtype)} end)
 -- }====
 
 -- {==== matrix products
@@ -394,7 +400,9 @@ def("Reshape", {allowzero = any}, function(_, node, ins)
     local n = s.shape[1]
     local r = rank_of(x)
     if n and n <= r then
-      s = tf.where(tf.equal(s, 0), xs[{{1, n}}], s)
+      s = tf.where(tf.equal(s, tf.zeros_like(s)), xs[{{1, n}}], s)
+    elseif n then   -- a 0 past x's rank stays 0
+      s = tf.where(tf.equal(s, tf.zeros_like(s)), tf.concat({xs, tf.zeros({n - r}, tf.int64)}, 1), s)
     end
   end
   return {tf.reshape(x, s)}
@@ -1048,7 +1056,7 @@ local function rnn_def(name, ngates, onnx_order)
           -- without reset_after the recurrent bias of the candidate cannot be split off: only zero is exact
           bias = tf.reshape(wb + rb, {-1})
         end
-        y, h = tf.nn.gru_sequence(xb, hz, k, rk, bias, {go_backwards = back, reset_after = lbr})
+        y, h = tf.nn.gru_sequence(xb, hz, k, rk, bias, {go_backwards = back, reset_after = lbr and true or false})
       end
       if back then y = tf.reverse(y, {2}) end
       ys[d] = tf.expand_dims(tf.transpose(y, {2, 1, 3}), 2)   -- (seq, 1, batch, H)
@@ -1257,7 +1265,12 @@ function M.load(tf_, src, opts)
         for i, d in ipairs(v.shape) do shape[i] = type(d) == "number" and d or -1 end
       end
       local dt = dtype_of(v.elem_type)
-      inputs[#inputs + 1] = {name = v.name, dtype = dt, shape = shape}
+      local dims   -- unknown dims nil, the rank in n (nil: unknown rank)
+      if shape then
+        dims = {n = #shape}
+        for i, d in ipairs(shape) do if d >= 0 then dims[i] = d end end
+      end
+      inputs[#inputs + 1] = {name = v.name, dtype = dt, shape = dims}
       specs[#specs + 1] = tf.TensorSpec(shape, dt, v.name)
       local p = valid_ident(v.name)
       while used[p] do p = p .. "_" end
@@ -1289,7 +1302,14 @@ function M.load(tf_, src, opts)
   g.initializers = nil
   local nodes = g.nodes
   local outputs = {}
-  for i, v in ipairs(g.outputs) do outputs[i] = {name = v.name, dtype = DTYPES[v.elem_type] and dtype_of(v.elem_type)} end
+  for i, v in ipairs(g.outputs) do
+    local dims
+    if v.shape then
+      dims = {n = #v.shape}
+      for k, d in ipairs(v.shape) do if type(d) == "number" then dims[k] = d end end
+    end
+    outputs[i] = {name = v.name, dtype = DTYPES[v.elem_type] and dtype_of(v.elem_type), shape = dims}
+  end
   local function body(...)
     local cx = setmetatable({env = {}, layout = {}, nchw = {}, nhwc = {}, opset = opset, prepped = prepped,
                              shapeinfo = {}}, CX)
