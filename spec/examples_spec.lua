@@ -179,6 +179,7 @@ describe("examples", function()
     assert.is_true(tonumber(b) < 0.7 * tonumber(a), out)
     assert.is_true(tonumber(out:match("test accuracy: ([%d.]+)")) > 0.75, out)   -- chance is 0.5
   end)
+
   it("onnx_import.lua: the shipped PyTorch MLP runs as a concrete function and matches PyTorch", function()
     local out, ok = run("examples/onnx_import.lua")
     assert.is_true(ok, out)

@@ -488,13 +488,13 @@ def("Split", {axis = any, split = any, num_outputs = any}, function(_, node, ins
   local n = #node.outputs
   if sizes == nil or #sizes == 0 then
     local d = dims_of(x)[a]
-    if d == nil then return {tf.split(x, n, a)} end
+    if d == nil then return tf.split(x, n, a) end
     local k = math.ceil(d / n)
     sizes = {}
     local left = d
     for i = 1, n do sizes[i] = math.min(k, left); left = left - sizes[i] end
   end
-  return {tf.split(x, sizes, a)}
+  return tf.split(x, sizes, a)
 end)
 def("Slice", {starts = any, ends = any, axes = any}, function(_, node, ins)
   local x = ins[1]
