@@ -429,8 +429,13 @@ static void conv_filter_tiles(void *arg, int64_t b, int64_t e) {
 }
 
 /* The direct path (conv_direct.c) takes float32 at stride 1 without
-** dilation and output channels in multiples of 8. */
+** dilation and output channels in multiples of 8, for windows of at most
+** CONV_DIRECT_MAX_K inputs: past that (resnet18's 3x3 convolutions over 512
+** channels at 7x7) its register blocking loses to im2col + GEMM, 4x at 512
+** channels (bench/onnx.sh). */
+#define CONV_DIRECT_MAX_K 2304
 static int conv_direct(ltf_dtype dt, const win_plan *p) {
+    if (p->kh * p->kw * p->c > CONV_DIRECT_MAX_K) return 0;
     if (!(dt == LTF_DTYPE_FLOAT32 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
           ltf_cpu_conv_direct_ok(p->c, p->o) && p->oh > 0 && p->ow > 0 && p->kh > 0 && p->kw > 0))
         return 0;
