@@ -434,6 +434,7 @@ static void conv_filter_tiles(void *arg, int64_t b, int64_t e) {
 ** channels at 7x7) its register blocking loses to im2col + GEMM, 4x at 512
 ** channels (bench/onnx.sh). */
 #define CONV_DIRECT_MAX_K 2304
+#define CONV_WHOLE_COL_BYTES ((size_t)16 << 20)   /* conv_forward's one-GEMM path: columns at most */
 static int conv_direct(ltf_dtype dt, const win_plan *p) {
     if (p->kh * p->kw * p->c > CONV_DIRECT_MAX_K) return 0;
     if (!(dt == LTF_DTYPE_FLOAT32 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
@@ -504,6 +505,18 @@ static ltf_status conv_forward(ltf_ctx *ctx, const char *op, ltf_dtype dt, const
         return LTF_OK;
     }
     int64_t tile = conv_tile_rows(p, rows), ntiles = (rows + tile - 1) / tile;
+    size_t colb = (size_t)(rows * k) * p->es;
+    if (ntiles < ctx->pool.nthreads && colb <= CONV_WHOLE_COL_BYTES) {
+        /* fewer tiles than threads (a batch of one at 7x7): the whole column
+        ** matrix, then one GEMM on BLAS's threads */
+        char *col = malloc(colb ? colb : 1);
+        if (!col) return ltf_fail_oom(ctx, "conv2d scratch", colb);
+        col_job cj = { p, X, col, 0 };
+        im2col_range(&cj, 0, rows);
+        ltf_status st = ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, rows, p->o, k, 1.0, col, k, F, p->o, 0.0, Y, p->o);
+        free(col);
+        return st;
+    }
     conv_tile_job j = { p, dt, X, F, Y, NULL, NULL, rows, tile, k, 1, 0 };
     ltf_status st = ltf_cpu_blas_serial(ctx, op);
     if (st != LTF_OK) return st;
