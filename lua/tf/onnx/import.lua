@@ -849,6 +849,43 @@ def("Conv", conv_attrs(), function(cx, node, ins)
   return {y}, "NHWC"
 end)
 
+def("ConvTranspose", {auto_pad = one_of("NOTSET", "VALID"), dilations = ones_only, group = one_of(1),
+                      kernel_shape = any, output_padding = any, output_shape = any, pads = any, strides = any},
+    function(cx, node, ins)
+  local w, b = ins[2], ins[3]
+  local wd = dims_of(w)
+  if wd.n ~= 4 then raise("UnimplementedError", "onnx: ConvTranspose over %d spatial dimensions", wd.n - 2) end
+  local at = node.attrs
+  local x = cx:get_nhwc(node.inputs[1], 4)
+  local xd = dims_of(x)
+  if xd[2] == nil or xd[3] == nil then raise("UnimplementedError", "onnx: ConvTranspose over an unknown spatial size") end
+  local s = at.strides and at.strides.value or {1, 1}
+  local op = at.output_padding and at.output_padding.value or {0, 0}
+  local pads = at.pads and at.pads.value or {0, 0, 0, 0}
+  local k = {wd[3], wd[4]}
+  local full = {(xd[2] - 1) * s[1] + k[1], (xd[3] - 1) * s[2] + k[2]}
+  local total = {full[1] + op[1], full[2] + op[2]}
+  if at.output_shape then
+    -- pads from the requested size (ONNX's rule for auto_pad NOTSET: the odd one at the start);
+    -- a size past the full output grows it with zeros at the end
+    local o = at.output_shape.value
+    o = {o[#o - 1], o[#o]}
+    for i = 1, 2 do
+      local t = total[i] - o[i]
+      if t >= 0 then pads[i], pads[i + 2] = t - t // 2, t // 2
+      else pads[i], pads[i + 2] = 0, 0; op[i] = op[i] - t; total[i] = total[i] - t end
+    end
+  end
+  local f = cx:weight(w, function(t) return tf.transpose(t, {3, 4, 2, 1}) end)   -- (Cin, Cout, kh, kw) -> (kh, kw, Cout, Cin)
+  local n = xd[1] or -1
+  local y = tf.nn.conv2d_transpose(x, f, n == -1 and tf.stack({tf.shape(x)[1], full[1], full[2], wd[2]}) or
+                                   {n, full[1], full[2], wd[2]}, {1, s[1], s[2], 1}, "VALID")
+  if op[1] > 0 or op[2] > 0 then y = tf.pad(y, {{0, 0}, {0, op[1]}, {0, op[2]}, {0, 0}}) end
+  y = y[{tf.all, {pads[1] + 1, total[1] - pads[3]}, {pads[2] + 1, total[2] - pads[4]}, tf.all}]
+  if b ~= nil then y = y + b end
+  return {y}, "NHWC"
+end)
+
 local function pool_attrs(extra)
   local a = {auto_pad = one_of("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), kernel_shape = any, pads = any,
              strides = any, ceil_mode = zero_only, dilations = ones_only, storage_order = zero_only}
@@ -856,7 +893,7 @@ local function pool_attrs(extra)
   return a
 end
 local function pool_def(name, is_max)
-  def(name, pool_attrs(is_max and {} or {count_include_pad = any}), function(cx, node, ins)
+  def(name, pool_attrs(is_max and {ceil_mode = any} or {count_include_pad = any}), function(cx, node, ins)
     local at = node.attrs
     local k = at.kernel_shape.value
     local nsp = #k
@@ -876,6 +913,19 @@ local function pool_def(name, is_max)
     if nsp == 1 and type(pad) == "table" then pad = {{0, 0}, pad[1]} end
     local xd = dims_of(x)
     if pad == "SAME_LOWER" then pad = same_lower({xd[2], xd[3]}, k, strides) end
+    if at.ceil_mode and at.ceil_mode.value ~= 0 then
+      -- ceil_mode: the end padding grown so that the last partial window counts
+      if type(pad) ~= "table" then raise("UnimplementedError", "onnx: %s ceil_mode with auto_pad", name) end
+      for i = 1, 2 do
+        local n = xd[i + 1]
+        if n == nil then raise("UnimplementedError", "onnx: %s ceil_mode over an unknown spatial size", name) end
+        local p0, p1 = pad[i][1], pad[i][2]
+        local out = math.ceil((n + p0 + p1 - k[i]) / strides[i]) + 1
+        if (out - 1) * strides[i] >= n + p0 then out = out - 1 end   -- no window starts in the end padding
+        local need = (out - 1) * strides[i] + k[i] - (n + p0 + p1)
+        if need > 0 then pad[i] = {p0, p1 + need} end
+      end
+    end
     local ksize = {1, k[1], k[2], 1}
     local st = {1, strides[1], strides[2], 1}
     local y
@@ -1163,7 +1213,7 @@ function CX:weight(w, f)
   return eager(f, w)
 end
 
-local NO_FOLD = {Conv = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
+local NO_FOLD = {Conv = true, ConvTranspose = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
                  GRU = true, GlobalAveragePool = true, GlobalMaxPool = true}   -- inputs seen NHWC, or big
 local function run_node(cx, node)
   local spec = OPS[node.op_type]
