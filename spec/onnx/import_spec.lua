@@ -148,7 +148,7 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])]])
 
   it("lists everything unsupported in one error, at load time", function()
     local bytes = make_model([[
-n1 = helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], ceil_mode=1)
+n1 = helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], dilations=[2, 2])
 n2 = helper.make_node("Bernoulli", ["p"], ["b"])
 n3 = helper.make_node("Frobnicate", ["b"], ["c"], domain="com.example")
 n4 = helper.make_node("Relu", ["c"], ["d"], alpha=0.5)
@@ -162,7 +162,7 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make
     local m = e.message
     assert.truthy(m:find("^onnx.load: the model uses what luatf cannot import: "), m)
     for _, part in ipairs({"operator set 'com.example' (version 1)", "output 'y' of type INT8",
-                           "MaxPool attribute 'ceil_mode' value 1", "operator Bernoulli",
+                           "MaxPool attribute 'dilations' values other than 1", "operator Bernoulli",
                            "operator Frobnicate of domain 'com.example'", "Relu attribute 'alpha'"}) do
       assert.truthy(m:find(part, 1, true), part .. " in: " .. m)
     end
