@@ -795,11 +795,15 @@ local function conv_attrs()
   return {auto_pad = one_of("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), dilations = any, group = any,
           kernel_shape = any, pads = any, strides = any}
 end
--- OIHW -> HWIO; depthwise (C*M, 1, kh, kw) -> (kh, kw, C, M)
-local function hwio_filter(t) return tf.transpose(t, {3, 4, 2, 1}) end
+-- OIHW -> HWIO; depthwise (C*M, 1, kh, kw) -> (kh, kw, C, M). A constant
+-- goes through core.internal.onnx_hwio (bindings/onnx.c: a blocked copy).
+local function hwio_filter(t)
+  if not is_sym(t) and (t.dtype == tf.float32 or t.dtype == tf.float64) then return tf.core.internal.onnx_hwio(t) end
+  return tf.transpose(t, {3, 4, 2, 1})
+end
 local function dw_filter(t, g)
   local d = dims_of(t)
-  return tf.reshape(tf.transpose(tf.reshape(t, {d[1], d[3], d[4]}), {2, 3, 1}), {d[3], d[4], g, d[1] // g})
+  return tf.reshape(hwio_filter(t), {d[3], d[4], g, d[1] // g})
 end
 M.hwio_filter, M.dw_filter = hwio_filter, dw_filter
 def("Conv", conv_attrs(), function(cx, node, ins)
