@@ -496,9 +496,39 @@ def("Split", {axis = any, split = any, num_outputs = any}, function(_, node, ins
   end
   return tf.split(x, sizes, a)
 end)
+-- Slice with starts/ends known only when the graph runs (a length from
+-- Shape): clamped as ONNX does, in the graph, then tf.slice; steps 1 only
+local function slice_dynamic(x, starts, ends, axes, steps)
+  local r = rank_of(x)
+  local n = starts.shape[1]
+  if n == nil then raise("UnimplementedError", "onnx: Slice with starts of unknown length") end
+  for _, st in ipairs(steps or {}) do
+    if st ~= 1 then raise("UnimplementedError", "onnx: Slice with step %d and starts/ends known only at run time", st) end
+  end
+  local xs = tf.cast(tf.shape(x), tf.int64)
+  starts, ends = tf.cast(starts, tf.int64), tf.cast(ends, tf.int64)
+  local zero = const(0, tf.int64)
+  local begin, size = {}, {}
+  for i = 1, r do begin[i] = const({1}, tf.int64); size[i] = const({-1}, tf.int64) end
+  for i = 1, n do
+    local a = axes and norm_axis(axes[i], r) or i
+    local dim = xs[{{a, a}}]
+    local st, en = starts[{{i, i}}], ends[{{i, i}}]
+    st = tf.where(tf.less(st, zero), st + dim, st)
+    en = tf.where(tf.less(en, zero), en + dim, en)
+    st = tf.minimum(tf.maximum(st, zero), dim)
+    en = tf.minimum(tf.maximum(en, zero), dim)
+    begin[a] = st + 1
+    size[a] = tf.maximum(en - st, zero)
+  end
+  return tf.slice(x, tf.concat(begin, 1), tf.concat(size, 1))
+end
 def("Slice", {starts = any, ends = any, axes = any}, function(_, node, ins)
   local x = ins[1]
   local r = rank_of(x)
+  if not node.attrs.starts and (is_sym(ins[2]) or is_sym(ins[3])) then
+    return {slice_dynamic(x, ins[2], ins[3], int_list(ins[4], "Slice axes"), int_list(ins[5], "Slice steps"))}
+  end
   local starts = node.attrs.starts and node.attrs.starts.value or int_list(ins[2], "Slice starts")
   local ends = node.attrs.ends and node.attrs.ends.value or int_list(ins[3], "Slice ends")
   local axes = node.attrs.axes and node.attrs.axes.value or int_list(ins[4], "Slice axes")
