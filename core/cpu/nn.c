@@ -430,10 +430,11 @@ static void conv_filter_tiles(void *arg, int64_t b, int64_t e) {
 
 /* The direct path (conv_direct.c) takes float32 at stride 1 without
 ** dilation and output channels in multiples of 8, for windows of at most
-** CONV_DIRECT_MAX_K inputs: past that (resnet18's 3x3 convolutions over 512
-** channels at 7x7) its register blocking loses to im2col + GEMM, 4x at 512
-** channels (bench/onnx.sh). */
-#define CONV_DIRECT_MAX_K 2304
+** CONV_DIRECT_MAX_K inputs (3x3 over 128 channels): past that (resnet18's
+** 3x3 convolutions over 256 and 512 channels) its register blocking loses
+** to im2col + GEMM, 4x at 512 channels, 1.3x at 256 and batch 16
+** (bench/onnx.sh). */
+#define CONV_DIRECT_MAX_K 1152
 #define CONV_WHOLE_COL_BYTES ((size_t)16 << 20)   /* conv_forward's one-GEMM path: columns at most */
 static int conv_direct(ltf_dtype dt, const win_plan *p) {
     if (p->kh * p->kw * p->c > CONV_DIRECT_MAX_K) return 0;
