@@ -1401,7 +1401,11 @@ function M.load(tf_, src, opts)
     local args = table.pack(...)
     for i, inp in ipairs(inputs) do cx.env[inp.name] = args[i] end
     for _, node in ipairs(nodes) do
-      local ok, err = xpcall(run_node, os.getenv("LTF_ONNX_DEBUG") and function(e) print(debug.traceback(tostring(e.message or e))) return e end or function(e) return e end, cx, node)
+      -- LTF_ONNX_DEBUG=1: the Lua traceback of a failing node on stderr
+      local ok, err = xpcall(run_node, function(e)
+        if os.getenv("LTF_ONNX_DEBUG") then io.stderr:write(debug.traceback(tostring(type(e) == "table" and e.message or e)), "\n") end
+        return e
+      end, cx, node)
       if not ok then
         local msg = type(err) == "table" and err.message or tostring(err)
         local kind = type(err) == "table" and err.kind or "InvalidArgumentError"
