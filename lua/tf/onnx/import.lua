@@ -325,10 +325,11 @@ local function softmax_def(name, f)
     end
     local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 1, r)
     local shp = shape_of(x)
-    local lead = 1
     local d = dims_of(x)
-    for i = 1, a - 1 do lead = d[i] and lead * d[i] or -1 end
-    local y = f(tf.reshape(x, {lead == -1 and -1 or lead, lead == -1 and 0 or -1}))
+    local tail = 1
+    for i = a, r do tail = (tail and d[i]) and tail * d[i] or nil end
+    if tail == nil then raise("UnimplementedError", "onnx: %s (opset %d) over axes of unknown size", node.op_type, cx.opset) end
+    local y = f(tf.reshape(x, {-1, tail}))
     return {tf.reshape(y, shp)}
   end)
 end
