@@ -342,6 +342,42 @@ def("Hardmax", {axis = any}, function(cx, node, ins)
   local d = dims_of(x)
   return {tf.one_hot(tf.argmax(x, a), d[a], {axis = a, dtype = x.dtype})}
 end)
+-- NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: input (N, C, d...),
+-- target (N, d...) of class indices, optional per-class weights
+local function nll(x, target, weight, node)
+  local at = node.attrs
+  local red = at.reduction and at.reduction.value or "mean"
+  local c = dims_of(x)[2]
+  if c == nil then raise("UnimplementedError", "onnx: %s over an unknown number of classes", node.op_type) end
+  local t = tf.cast(target, tf.int64)
+  local keep
+  if at.ignore_index then keep = tf.not_equal(t, tf.cast(at.ignore_index.value, tf.int64)) end
+  local safe = keep and tf.where(keep, t, tf.zeros_like(t)) or t
+  local oh = tf.one_hot(safe + 1, c, {axis = 2, dtype = x.dtype})
+  local picked = tf.reduce_sum(x * oh, {2})
+  local w
+  if weight ~= nil then w = tf.gather(weight, safe + 1) end
+  if keep then
+    local k = tf.cast(keep, x.dtype)
+    w = w and w * k or k
+  end
+  local loss = w and -(picked * w) or -picked
+  if red == "none" then return loss end
+  if red == "sum" then return tf.reduce_sum(loss) end
+  if w then return tf.reduce_sum(loss) / tf.reduce_sum(w) end
+  return tf.reduce_mean(loss)
+end
+local LOSS_ATTRS = {reduction = one_of("none", "sum", "mean"), ignore_index = any}
+def("NegativeLogLikelihoodLoss", LOSS_ATTRS, function(_, node, ins) return {nll(ins[1], ins[2], ins[3], node)} end)
+def("SoftmaxCrossEntropyLoss", LOSS_ATTRS, function(_, node, ins)
+  local x = ins[1]
+  local r = rank_of(x)
+  local perm = {}
+  for i = 1, r do perm[i] = i end
+  perm[2], perm[r] = r, 2
+  local lp = r == 2 and tf.nn.log_softmax(x) or tf.transpose(tf.nn.log_softmax(tf.transpose(x, perm)), perm)
+  return {nll(lp, ins[2], ins[3], node), lp}
+end)
 def("CumSum", {exclusive = any, reverse = any}, function(_, node, ins)
   local x = ins[1]
   local a = norm_axis(int_list(ins[2], "CumSum axis")[1], rank_of(x))
