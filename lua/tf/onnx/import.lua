@@ -299,11 +299,19 @@ reduce_def("ReduceSumSquare", function(x, a, k) return tf.reduce_sum(x * x, a, k
 reduce_def("ReduceLogSum", function(x, a, k) return tf.log(tf.reduce_sum(x, a, k)) end)
 reduce_def("ReduceLogSumExp", function(x, a, k) return tf.reduce_logsumexp(x, a, k) end)
 local function arg_def(name, f)
-  def(name, {axis = any, keepdims = any, select_last_index = zero_only}, function(_, node, ins)
+  def(name, {axis = any, keepdims = any, select_last_index = any}, function(_, node, ins)
     local x = ins[1]
     local r = rank_of(x)
     local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 0, r)
-    local y = f(x, a) - 1
+    local y
+    if node.attrs.select_last_index and node.attrs.select_last_index.value ~= 0 then
+      -- the last of equal values: the first along the reversed axis, counted from the end
+      local n = dims_of(x)[a]
+      if n == nil then raise("UnimplementedError", "onnx: %s select_last_index over an unknown dimension", name) end
+      y = (n - 1) - (f(tf.reverse(x, {a}), a) - 1)
+    else
+      y = f(x, a) - 1
+    end
     if not node.attrs.keepdims or node.attrs.keepdims.value ~= 0 then y = tf.expand_dims(y, a) end
     return {tf.cast(y, tf.int64)}
   end)
@@ -772,8 +780,10 @@ def("OneHot", {axis = any}, function(_, node, ins)
   local off, on = values[1], values[2]
   return {oh * (on - off) + off}
 end)
-def("TopK", {axis = any, largest = one_of(1), sorted = one_of(1)}, function(_, node, ins)
+def("TopK", {axis = any, largest = any, sorted = one_of(1)}, function(_, node, ins)
   local x = ins[1]
+  local smallest = node.attrs.largest and node.attrs.largest.value == 0
+  if smallest then x = -x end
   local r = rank_of(x)
   local a = norm_axis(node.attrs.axis and node.attrs.axis.value or -1, r)
   local k = int_list(ins[2], "TopK k")[1]
@@ -785,13 +795,15 @@ def("TopK", {axis = any, largest = one_of(1), sorted = one_of(1)}, function(_, n
     x = tf.transpose(x, perm)
   end
   local v, i = tf.math.top_k(x, k)
+  if smallest then v = -v end
   i = tf.cast(i, tf.int64) - 1
   if perm then v, i = tf.transpose(v, perm), tf.transpose(i, perm) end
   return {v, i}
 end)
 def("Trilu", {upper = any}, function(_, node, ins)
   local x = ins[1]
-  local k = ins[2] and int_list(ins[2], "Trilu k")[1] or 0
+  local k = ins[2] or 0
+  if type(k) ~= "number" then k = tf.cast(tf.reshape(k, {}), tf.int64) end
   local d = dims_of(x)
   local n, m = d[d.n - 1], d[d.n]
   local upper = not node.attrs.upper or node.attrs.upper.value ~= 0
