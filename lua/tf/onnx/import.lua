@@ -687,6 +687,57 @@ def("GatherND", {batch_dims = zero_only}, function(_, _, ins)
   if all_known(lim) then idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + const(lim, tf.int64), idx) end
   return {tf.gather_nd(x, idx + 1)}
 end)
+local function nd_index(idx, data)   -- ONNX's 0-based (negative from the end) -> luatf's 1-based
+  idx = tf.cast(idx, tf.int64)
+  local k = dims_of(idx)
+  local m = k[k.n]
+  local d = dims_of(data)
+  local lim = {}
+  for i = 1, m do lim[i] = d[i] end
+  if m and all_known({n = m, unpack(lim, 1, m)}) then
+    idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + const(lim, tf.int64), idx)
+  end
+  return idx + 1
+end
+def("ScatterND", {reduction = one_of("none", "add")}, function(_, node, ins)
+  local red = node.attrs.reduction and node.attrs.reduction.value or "none"
+  local f = red == "add" and tf.tensor_scatter_nd_add or tf.tensor_scatter_nd_update
+  return {f(ins[1], nd_index(ins[2], ins[1]), ins[3])}
+end)
+def("ScatterElements", {axis = any, reduction = one_of("none", "add")}, function(_, node, ins)
+  local x, idx, upd = ins[1], ins[2], ins[3]
+  local r = rank_of(x)
+  local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 0, r)
+  local di, dx = dims_of(idx), dims_of(x)
+  if not all_known(di) or not all_known(dx) then raise("UnimplementedError", "onnx: ScatterElements needs known shapes") end
+  idx = tf.cast(idx, tf.int64)
+  idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + dx[a], idx)
+  local coords = {}
+  for k = 1, r do
+    if k == a then coords[k] = idx + 1
+    else
+      local shp = {}
+      for j = 1, r do shp[j] = 1 end
+      shp[k] = di[k]
+      coords[k] = tf.broadcast_to(tf.reshape(tf.range(1, di[k] + 1, 1, tf.int64), shp), {unpack(di, 1, r)})
+    end
+  end
+  local red = node.attrs.reduction and node.attrs.reduction.value or "none"
+  local f = red == "add" and tf.tensor_scatter_nd_add or tf.tensor_scatter_nd_update
+  return {f(x, tf.stack(coords, r + 1), upd)}
+end)
+OPS.Scatter = OPS.ScatterElements   -- its opset 9-10 name
+def("EyeLike", {dtype = function(v) if not DTYPES[v] then return "dtype " .. (ONNX_TYPE_NAMES[v] or tostring(v)) end end,
+                k = any}, function(_, node, ins)
+  local x = ins[1]
+  local d = dims_of(x)
+  if not all_known(d) then raise("UnimplementedError", "onnx: EyeLike needs a known shape") end
+  local dt = node.attrs.dtype and dtype_of(node.attrs.dtype.value) or x.dtype
+  local k = node.attrs.k and node.attrs.k.value or 0
+  local rows = tf.reshape(tf.range(0, d[1], 1, tf.int64), {d[1], 1})
+  local cols = tf.reshape(tf.range(0, d[2], 1, tf.int64), {1, d[2]})
+  return {tf.cast(tf.equal(cols - rows, tf.cast(k, tf.int64)), dt)}
+end)
 def("Expand", {}, function(_, _, ins)
   local x, s = ins[1], ins[2]
   if not is_sym(s) then
