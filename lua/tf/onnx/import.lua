@@ -727,6 +727,22 @@ def("ScatterElements", {axis = any, reduction = one_of("none", "add")}, function
   return {f(x, tf.stack(coords, r + 1), upd)}
 end)
 OPS.Scatter = OPS.ScatterElements   -- its opset 9-10 name
+def("Compress", {axis = any}, function(_, node, ins)
+  local x, cond = ins[1], ins[2]
+  local a
+  if node.attrs.axis then a = norm_axis(node.attrs.axis.value, rank_of(x)) else x = tf.reshape(x, {-1}); a = 1 end
+  local idx = tf.reshape(tf.where(tf.cast(cond, tf.bool)), {-1})   -- 1-based positions of the true entries
+  return {tf.gather(x, idx, {axis = a})}
+end)
+def("Shrink", {bias = any, lambd = any}, function(_, node, ins)
+  local x = ins[1]
+  local b = node.attrs.bias and node.attrs.bias.value or 0
+  local l = node.attrs.lambd and node.attrs.lambd.value or 0.5
+  local lo, hi = tf.cast(-l, x.dtype), tf.cast(l, x.dtype)
+  local zero = tf.zeros_like(x)
+  return {tf.where(tf.less(x, lo), x + tf.cast(b, x.dtype), tf.where(tf.greater(x, hi), x - tf.cast(b, x.dtype), zero))}
+end)
+def("Det", {}, function(_, _, ins) return {tf.linalg.det(ins[1])} end)
 def("EyeLike", {dtype = function(v) if not DTYPES[v] then return "dtype " .. (ONNX_TYPE_NAMES[v] or tostring(v)) end end,
                 k = any}, function(_, node, ins)
   local x = ins[1]
@@ -1254,6 +1270,38 @@ local function rnn_def(name, ngates, onnx_order)
     return outs
   end)
 end
+def("RNN", RNN_ATTRS, function(_, node, ins)
+  local at = node.attrs
+  if at.clip then raise("UnimplementedError", "onnx: RNN attribute 'clip'") end
+  if at.activations then
+    for _, a in ipairs(at.activations.value) do
+      if a ~= "Tanh" then raise("UnimplementedError", "onnx: RNN activation %s", a) end
+    end
+  end
+  local x, W, R, B, seq_lens, h0 = ins[1], ins[2], ins[3], ins[4], ins[5], ins[6]
+  if seq_lens ~= nil then raise("UnimplementedError", "onnx: RNN sequence_lens") end
+  local T = dims_of(x)[1]
+  if T == nil then raise("UnimplementedError", "onnx: RNN over a sequence of unknown length") end
+  local dir = at.direction and at.direction.value or "forward"
+  local ndir = dir == "bidirectional" and 2 or 1
+  local H = at.hidden_size and at.hidden_size.value or dims_of(R)[3]
+  local ys, hs = {}, {}
+  for d = 1, ndir do
+    local w, r = tf.transpose(W[d], {2, 1}), tf.transpose(R[d], {2, 1})
+    local b = B ~= nil and (B[d][{{1, H}}] + B[d][{{H + 1, 2 * H}}]) or tf.zeros({H}, x.dtype)
+    local h = h0 ~= nil and h0[d] or tf.zeros(tf.stack({tf.shape(x)[2], H}), x.dtype)
+    local back = dir == "reverse" or d == 2
+    local out = {}
+    for step = 1, T do
+      local t = back and (T - step + 1) or step
+      h = tf.tanh(tf.matmul(x[t], w) + tf.matmul(h, r) + b)
+      out[t] = h
+    end
+    ys[d] = tf.expand_dims(tf.stack(out, 1), 2)   -- (seq, 1, batch, H)
+    hs[d] = tf.expand_dims(h, 1)
+  end
+  return {ndir == 1 and ys[1] or tf.concat(ys, 2), ndir == 1 and hs[1] or tf.concat(hs, 1)}
+end)
 rnn_def("LSTM", 4, {0, 2, 3, 1})   -- luatf i, f, c, o from ONNX i(0), o(1), f(2), c(3)
 rnn_def("GRU", 3, {0, 1, 2})       -- z, r, h in both
 -- }====
