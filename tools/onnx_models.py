@@ -12,7 +12,8 @@ PyTorch's own outputs on random inputs whose batch size (3) differs from
 the one traced for the export (2), and the transformer's length (5 for 7).
 Models: mlp, convnet (the MNIST example's network), resnet18, mobilenet_v2
 (torchvision, random weights), lstm, gru (over a sequence, states out too),
-transformer (nn.TransformerEncoder, 2 layers). Weights are random (seeded).
+transformer (nn.TransformerEncoder, 2 layers), upsample (convs and
+F.interpolate nearest and bilinear: ONNX Resize). Weights are random (seeded).
 """
 import argparse
 import os
@@ -74,7 +75,20 @@ class RNN(nn.Module):
         return y, h
 
 
+class Upsample(nn.Module):   # Resize in both modes PyTorch exports (nearest x2, bilinear x2)
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 2, 3, padding=1)
+
+    def forward(self, x):
+        x = F.interpolate(F.relu(self.conv1(x)), scale_factor=2, mode="nearest")
+        return F.interpolate(self.conv2(x), scale_factor=2, mode="bilinear", align_corners=False)
+
+
 def build(name):
+    if name == "upsample":
+        return Upsample(), [(2, 3, 8, 8)], 0
     if name == "mlp":
         return MLP(), [(2, 8)], 0
     if name == "convnet":
@@ -143,7 +157,7 @@ def export(name, opset, outdir, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
-    ap.add_argument("--models", default="mlp,convnet,resnet18,mobilenet_v2,lstm,gru,transformer")
+    ap.add_argument("--models", default="mlp,convnet,resnet18,mobilenet_v2,lstm,gru,transformer,upsample")
     ap.add_argument("--opsets", default="13,17")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()

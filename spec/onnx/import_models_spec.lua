@@ -25,7 +25,7 @@ local function ins_shape_of(dir, case)
   return read_tensor(("%s/%s/input_0.pb"):format(dir, case)).shape:as_list()
 end
 
-local MODELS = {"mlp", "convnet", "lstm", "gru", "transformer"}
+local MODELS = {"mlp", "convnet", "lstm", "gru", "transformer", "upsample"}
 if os.getenv("LTF_ONNX_BIG") == "1" then
   MODELS[#MODELS + 1] = "resnet18"
   MODELS[#MODELS + 1] = "mobilenet_v2"

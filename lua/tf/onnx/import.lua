@@ -1139,6 +1139,63 @@ def("BatchNormalization", {epsilon = any, momentum = any, training_mode = zero_o
   local x = ins[1]
   return {x * channel_vec(a, r, 2) + channel_vec(b, r, 2)}
 end)
+-- Resize / Upsample of a 4-d NCHW input by constant scales or sizes (height
+-- and width only): nearest neighbour at integer factors where ONNX's
+-- coordinates make it a repeat, linear with half-pixel centres
+-- (tf.image.resize's bilinear); anything else is refused
+local function resize(cx, node, ins, scales, sizes)
+  local at = node.attrs
+  local mode = at.mode and at.mode.value or "nearest"
+  local ctm = at.coordinate_transformation_mode and at.coordinate_transformation_mode.value or "half_pixel"
+  local nm = at.nearest_mode and at.nearest_mode.value or "round_prefer_floor"
+  local x = ins[1]
+  local d = dims_of(x)
+  if d.n ~= 4 then raise("UnimplementedError", "onnx: %s of a %d-d input", node.op_type, d.n) end
+  if d[3] == nil or d[4] == nil then raise("UnimplementedError", "onnx: %s over an unknown spatial size", node.op_type) end
+  local oh, ow
+  if sizes then
+    if sizes[1] ~= d[1] and d[1] ~= nil or sizes[2] ~= d[2] then raise("UnimplementedError", "onnx: %s of the batch or channels", node.op_type) end
+    oh, ow = sizes[3], sizes[4]
+  else
+    if scales[1] ~= 1 or scales[2] ~= 1 then raise("UnimplementedError", "onnx: %s of the batch or channels", node.op_type) end
+    oh, ow = math.floor(d[3] * scales[3]), math.floor(d[4] * scales[4])
+  end
+  local xh = cx:get_nhwc(node.inputs[1], 4)
+  if mode == "nearest" then
+    local fh, fw = oh // d[3], ow // d[4]
+    local repeat_ok = fh * d[3] == oh and fw * d[4] == ow and fh >= 1 and fw >= 1 and
+      (((ctm == "half_pixel" or ctm == "pytorch_half_pixel") and nm:match("^round")) or (ctm == "asymmetric" and nm == "floor"))
+    if not repeat_ok then
+      raise("UnimplementedError", "onnx: %s nearest %s/%s from %dx%d to %dx%d", node.op_type, ctm, nm, d[3], d[4], oh, ow)
+    end
+    local n = d[1] or -1
+    local y = tf.reshape(xh, {n, d[3], 1, d[4], 1, d[2]})
+    y = y * tf.ones({1, 1, fh, 1, fw, 1}, x.dtype)
+    return {tf.reshape(y, {n, oh, ow, d[2]})}, "NHWC"
+  end
+  if mode == "linear" and (ctm == "half_pixel" or (ctm == "pytorch_half_pixel" and oh > 1 and ow > 1)) then
+    return {tf.image.resize(xh, {oh, ow}, {method = "bilinear"})}, "NHWC"
+  end
+  raise("UnimplementedError", "onnx: %s mode %s with coordinate_transformation_mode %s", node.op_type, mode, ctm)
+end
+local RESIZE_ATTRS = {mode = one_of("nearest", "linear"), coordinate_transformation_mode = any, nearest_mode = any,
+                      cubic_coeff_a = any, exclude_outside = zero_only, extrapolation_value = any}
+def("Resize", RESIZE_ATTRS, function(cx, node, ins)
+  local scales, sizes
+  if ins[4] ~= nil then sizes = int_list(ins[4], "Resize sizes")
+  elseif ins[3] ~= nil then scales = int_list(ins[3], "Resize scales")
+  elseif ins[2] ~= nil and cx.opset < 11 then scales = int_list(ins[2], "Resize scales") end
+  if (sizes == nil or #sizes == 0) and (scales == nil or #scales == 0) then
+    raise("UnimplementedError", "onnx: Resize without scales or sizes")
+  end
+  if sizes and #sizes == 0 then sizes = nil end
+  return resize(cx, node, ins, scales, sizes)
+end)
+def("Upsample", {mode = one_of("nearest", "linear"), scales = any}, function(cx, node, ins)
+  local scales = node.attrs.scales and node.attrs.scales.value or int_list(ins[2], "Upsample scales")
+  return resize(cx, node, ins, scales, nil)
+end)
+LAYOUT_FREE.Resize, LAYOUT_FREE.Upsample = nil, nil
 def("InstanceNormalization", {epsilon = any}, function(_, node, ins)
   local x, s, b = ins[1], ins[2], ins[3]
   local eps = node.attrs.epsilon and node.attrs.epsilon.value or 1e-5
@@ -1395,7 +1452,7 @@ function CX:weight(w, f)
   return eager(f, w)
 end
 
-local NO_FOLD = {Conv = true, ConvTranspose = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
+local NO_FOLD = {Conv = true, ConvTranspose = true, Resize = true, Upsample = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
                  GRU = true, GlobalAveragePool = true, GlobalMaxPool = true}   -- inputs seen NHWC, or big
 local function run_node(cx, node)
   local spec = OPS[node.op_type]
