@@ -1466,13 +1466,9 @@ local function run_node(cx, node)
       if nm ~= "" then
         if cx.layout[nm] == "NHWC" then any_nhwc = true
         else
+          -- a scalar, or a constant of rank <= 4 (a per-channel (C, 1, 1) bias): rearranged to match
           local v = cx.env[nm]
-          if v ~= nil and not (rank_of(v) == 0 or (rank_of(v) <= 4 and not is_sym(v) and (function()
-            local d = dims_of(v)
-            for j = 1, d.n do if d[j] ~= 1 then return false end end
-            return true end)())) then
-            ok = false
-          end
+          if v ~= nil and not (rank_of(v) == 0 or (rank_of(v) <= 4 and not is_sym(v))) then ok = false end
         end
       end
     end
@@ -1482,7 +1478,15 @@ local function run_node(cx, node)
     if nm ~= "" then
       if nhwc_in then
         local v = cx.env[nm]
-        if cx.layout[nm] ~= "NHWC" and rank_of(v) == 4 then v = tf.transpose(v, TO_NHWC) end   -- all-ones shape
+        if cx.layout[nm] ~= "NHWC" and rank_of(v) > 0 then
+          v = eager(function()
+            local d = dims_of(v)
+            local shp = {}
+            for j = 1, 4 - d.n do shp[#shp + 1] = 1 end
+            for j = 1, d.n do shp[#shp + 1] = d[j] end
+            return tf.transpose(tf.reshape(v, shp), TO_NHWC)
+          end)
+        end
         ins[i] = v
       else
         ins[i] = cx:get(nm)
