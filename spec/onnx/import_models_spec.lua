@@ -25,7 +25,7 @@ local function ins_shape_of(dir, case)
   return read_tensor(("%s/%s/input_0.pb"):format(dir, case)).shape:as_list()
 end
 
-local MODELS = {"mlp", "convnet", "lstm", "gru", "transformer", "upsample"}
+local MODELS = {"mlp", "convnet", "lstm", "gru", "bilstm", "bigru", "transformer", "upsample"}
 if os.getenv("LTF_ONNX_BIG") == "1" then
   MODELS[#MODELS + 1] = "resnet18"
   MODELS[#MODELS + 1] = "mobilenet_v2"
@@ -55,7 +55,7 @@ describe("tf.onnx.load on PyTorch exports", function()
         assert.equals("tf.ConcreteFunction", getmetatable(f).__name)
         -- the batch axis is unknown in the signature
         local spec = f.onnx.inputs[1]
-        local batch_axis = (name == "lstm" or name == "gru") and 2 or 1
+        local batch_axis = (name:match("lstm$") or name:match("gru$")) and 2 or 1
         assert.is_nil(spec.shape[batch_axis])
         if name == "transformer" then assert.is_nil(spec.shape[2]) end   -- the sequence length too
         assert.equals(#ins_shape_of(dir, case), spec.shape.n)

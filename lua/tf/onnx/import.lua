@@ -1255,7 +1255,7 @@ local function gate_cols(t, order, h)   -- t (rows, k*H) in ONNX gate order -> l
   return tf.concat(parts, 2)
 end
 local RNN_ATTRS = {activation_alpha = any, activation_beta = any, clip = any, hidden_size = any,
-                   direction = one_of("forward", "reverse", "bidirectional"), layout = one_of(0),
+                   direction = one_of("forward", "reverse", "bidirectional"), layout = one_of(0, 1),
                    input_forget = zero_only, linear_before_reset = any,
                    activations = function(v)
                      local ok = {Sigmoid = true, Tanh = true}
@@ -1265,6 +1265,22 @@ local RNN_ATTRS = {activation_alpha = any, activation_beta = any, clip = any, hi
                        local _ = want
                      end
                    end}
+-- layout = 1 (batch first): inputs to ONNX's default layout, outputs back
+local function batch_first_in(ins, layout)
+  if layout ~= 1 then return ins end
+  local t = {n = ins.n}
+  for i = 1, ins.n do t[i] = ins[i] end
+  t[1] = tf.transpose(ins[1], {2, 1, 3})                       -- (batch, seq, in) -> (seq, batch, in)
+  if t[6] ~= nil then t[6] = tf.transpose(ins[6], {2, 1, 3}) end   -- (batch, dirs, H) -> (dirs, batch, H)
+  if t[7] ~= nil then t[7] = tf.transpose(ins[7], {2, 1, 3}) end
+  return t
+end
+local function batch_first_out(outs, layout)
+  if layout ~= 1 then return outs end
+  local t = {tf.transpose(outs[1], {3, 1, 2, 4})}               -- (seq, dirs, batch, H) -> (batch, seq, dirs, H)
+  for i = 2, #outs do t[i] = tf.transpose(outs[i], {2, 1, 3}) end
+  return t
+end
 local function rnn_def(name, ngates, onnx_order)
   def(name, RNN_ATTRS, function(_, node, ins)
     local at = node.attrs
@@ -1277,6 +1293,8 @@ local function rnn_def(name, ngates, onnx_order)
         end
       end
     end
+    local layout = at.layout and at.layout.value or 0
+    ins = batch_first_in(ins, layout)
     local x, W, R, B, seq_lens, h0, c0 = ins[1], ins[2], ins[3], ins[4], ins[5], ins[6], ins[7]
     if seq_lens ~= nil then raise("UnimplementedError", "onnx: %s sequence_lens", name) end
     local H = at.hidden_size and at.hidden_size.value or dims_of(R)[3]
@@ -1324,7 +1342,7 @@ local function rnn_def(name, ngates, onnx_order)
     local Yh = ndir == 1 and hs[1] or tf.concat(hs, 1)
     local outs = {Y, Yh}
     if ngates == 4 then outs[3] = ndir == 1 and cs[1] or tf.concat(cs, 1) end
-    return outs
+    return batch_first_out(outs, layout)
   end)
 end
 def("RNN", RNN_ATTRS, function(_, node, ins)
@@ -1335,6 +1353,8 @@ def("RNN", RNN_ATTRS, function(_, node, ins)
       if a ~= "Tanh" then raise("UnimplementedError", "onnx: RNN activation %s", a) end
     end
   end
+  local layout = at.layout and at.layout.value or 0
+  ins = batch_first_in(ins, layout)
   local x, W, R, B, seq_lens, h0 = ins[1], ins[2], ins[3], ins[4], ins[5], ins[6]
   if seq_lens ~= nil then raise("UnimplementedError", "onnx: RNN sequence_lens") end
   local T = dims_of(x)[1]
@@ -1357,7 +1377,7 @@ def("RNN", RNN_ATTRS, function(_, node, ins)
     ys[d] = tf.expand_dims(tf.stack(out, 1), 2)   -- (seq, 1, batch, H)
     hs[d] = tf.expand_dims(h, 1)
   end
-  return {ndir == 1 and ys[1] or tf.concat(ys, 2), ndir == 1 and hs[1] or tf.concat(hs, 1)}
+  return batch_first_out({ndir == 1 and ys[1] or tf.concat(ys, 2), ndir == 1 and hs[1] or tf.concat(hs, 1)}, layout)
 end)
 rnn_def("LSTM", 4, {0, 2, 3, 1})   -- luatf i, f, c, o from ONNX i(0), o(1), f(2), c(3)
 rnn_def("GRU", 3, {0, 1, 2})       -- z, r, h in both
