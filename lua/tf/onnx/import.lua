@@ -1601,6 +1601,7 @@ function M.load(tf_, src, opts)
         if not (node.op_type == "Conv" and i == 2) then other[nm] = true end
       end
     end
+    for _, v in ipairs(g.outputs) do other[v.name] = true end
     for _, node in ipairs(g.nodes) do
       local nm = node.inputs[2]
       local w = node.op_type == "Conv" and inits[nm]
@@ -1609,6 +1610,7 @@ function M.load(tf_, src, opts)
         local d = dims_of(w)
         if gr > 1 and d[2] == 1 then inits[nm] = dw_filter(w, gr) else inits[nm] = hwio_filter(w) end
         prepped[nm] = d
+        w:free()   -- the ONNX layout goes now, not at the next collection: the load's peak stays near one copy
       end
     end
   end
