@@ -151,6 +151,26 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])]])
     assert.is_true(tf.reduce_max(tf.abs(f(x) - want)):item() < 1e-5)
   end)
 
+  it("runs If as tf.cond, its branches reading the outer graph's values", function()
+    local bytes = make_model([[
+one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
+two = helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])
+tb = helper.make_graph([helper.make_node("Add", ["x", "one"], ["t"])], "then", [],
+                       [helper.make_tensor_value_info("t", TensorProto.FLOAT, [3])], [one])
+eb = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["e"])], "else", [],
+                       [helper.make_tensor_value_info("e", TensorProto.FLOAT, [3])], [two])
+n = helper.make_node("If", ["c"], ["y"], then_branch=tb, else_branch=eb)
+g = helper.make_graph([n], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                 helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])]])
+    if not bytes then pending("no /usr/bin/python3 with onnx") return end
+    local f = tf.onnx.load(bytes, {bytes = true})
+    local x = tf.constant({1, 2, 3}, tf.float32)
+    assert.same({2, 3, 4}, f(tf.constant(true), x):totable())
+    assert.same({2, 4, 6}, f(tf.constant(false), x):totable())
+  end)
+
   it("refuses unreadable bytes and missing files", function()
     local e = err_of(tf.onnx.load, "\0\1\2garbage", {bytes = true})
     assert.equals("InvalidArgumentError", e.kind)

@@ -97,6 +97,8 @@ end
 local function zero_only(v) if v ~= 0 then return sfmt("value %s", tostring(v)) end end
 -- }====
 
+local SUBGRAPH = function() return nil end   -- the check of a GRAPH attribute interpreted as a branch
+local run_subgraph                            -- defined with the interpreter below
 local function def(names, attrs, run, note)
   if type(names) == "string" then names = {names} end
   for _, n in ipairs(names) do OPS[n] = {attrs = attrs or {}, run = run, note = note} end
@@ -727,6 +729,20 @@ def("ScatterElements", {axis = any, reduction = one_of("none", "add")}, function
   return {f(x, tf.stack(coords, r + 1), upd)}
 end)
 OPS.Scatter = OPS.ScatterElements   -- its opset 9-10 name
+-- If: a constant condition picks its branch while tracing; otherwise tf.cond
+-- over the two branches, each interpreted as a closure (outer values visible)
+def("If", {then_branch = SUBGRAPH, else_branch = SUBGRAPH}, function(cx, node, ins)
+  local c = ins[1]
+  local tb, eb = node.attrs.then_branch.value, node.attrs.else_branch.value
+  if not is_sym(c) then
+    local v = flat_vals(c)[1]
+    return run_subgraph(cx, (v == true or v == 1) and tb or eb)
+  end
+  local function branch(g) return function() return unpack(run_subgraph(cx, g)) end end
+  local outs = table.pack(tf.cond(tf.reshape(c, {}), branch(tb), branch(eb)))
+  outs.n = nil
+  return outs
+end)
 def("Compress", {axis = any}, function(_, node, ins)
   local x, cond = ins[1], ins[2]
   local a
@@ -1413,27 +1429,33 @@ local function problems(model)
       add(sfmt("output '%s' of type %s", v.name, v.elem_type == -1 and "non-tensor" or (ONNX_TYPE_NAMES[v.elem_type] or v.elem_type)))
     end
   end
-  for _, node in ipairs(g.nodes) do
-    local op = node.op_type
-    local spec = OPS[op]
-    if node.domain ~= "" and node.domain ~= "ai.onnx" then
-      add(sfmt("operator %s of domain '%s'", op, node.domain))
-    elseif not spec then
-      add(sfmt("operator %s", op))
-    else
-      for an, a in pairs(node.attrs) do
-        local check = spec.attrs[an]
-        if check == nil then
-          add(sfmt("%s attribute '%s'", op, an))
-        elseif a.type == "REF" or a.type == "GRAPH" or a.type == "GRAPHS" or a.type:find("SPARSE") or a.type:find("TYPE_PROTO") then
-          add(sfmt("%s attribute '%s' of type %s", op, an, a.type))
-        else
-          local p = check(a.value, node)
-          if p then add(sfmt("%s attribute '%s' %s", op, an, p)) end
+  local function walk(nodes)
+    for _, node in ipairs(nodes) do
+      local op = node.op_type
+      local spec = OPS[op]
+      if node.domain ~= "" and node.domain ~= "ai.onnx" then
+        add(sfmt("operator %s of domain '%s'", op, node.domain))
+      elseif not spec then
+        add(sfmt("operator %s", op))
+      else
+        for an, a in pairs(node.attrs) do
+          local check = spec.attrs[an]
+          if check == nil then
+            add(sfmt("%s attribute '%s'", op, an))
+          elseif a.type == "GRAPH" and check == SUBGRAPH and a.value then
+            walk(a.value.nodes)   -- a branch: its operators are checked as the graph's
+            if a.value.sparse_initializers then add("sparse initializers") end
+          elseif a.type == "REF" or a.type == "GRAPH" or a.type == "GRAPHS" or a.type:find("SPARSE") or a.type:find("TYPE_PROTO") then
+            add(sfmt("%s attribute '%s' of type %s", op, an, a.type))
+          else
+            local p = check(a.value, node)
+            if p then add(sfmt("%s attribute '%s' %s", op, an, p)) end
+          end
         end
       end
     end
   end
+  walk(g.nodes)
   return out
 end
 
@@ -1531,6 +1553,19 @@ local function run_node(cx, node)
       if layout == "NHWC" and rank_of(v) == 4 then cx.layout[nm] = "NHWC" end
     end
   end
+end
+
+-- a branch (If): a child state whose names fall back on the parent's
+function run_subgraph(cx, g)
+  local child = setmetatable({env = setmetatable({}, {__index = cx.env}),
+                              layout = setmetatable({}, {__index = cx.layout}), nchw = {}, nhwc = {},
+                              opset = cx.opset, prepped = cx.prepped,
+                              shapeinfo = setmetatable({}, {__index = cx.shapeinfo})}, CX)
+  for _, e in ipairs(g.initializers) do child.env[e[1]] = e[2] end
+  for _, node in ipairs(g.nodes) do run_node(child, node) end
+  local res = {}
+  for i, o in ipairs(g.outputs) do res[i] = child:get(o.name) end
+  return res
 end
 
 local function valid_ident(s)
