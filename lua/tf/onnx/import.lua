@@ -729,6 +729,61 @@ def("ScatterElements", {axis = any, reduction = one_of("none", "add")}, function
   return {f(x, tf.stack(coords, r + 1), upd)}
 end)
 OPS.Scatter = OPS.ScatterElements   -- its opset 9-10 name
+-- Loop: tf.while_loop over (iteration, condition, carried values, one
+-- TensorArray per scan output); the body is interpreted as a closure with its
+-- inputs bound to the loop variables
+def("Loop", {body = SUBGRAPH}, function(cx, node, ins)
+  local body = node.attrs.body.value
+  local M, c0 = ins[1], ins[2]
+  local ncarried = ins.n - 2
+  local nscan = #body.outputs - 1 - ncarried
+  local vars = {const(0, tf.int64), c0 ~= nil and tf.reshape(tf.cast(c0, tf.bool), {}) or const(true, tf.bool)}
+  for k = 1, ncarried do vars[#vars + 1] = ins[2 + k] end
+  local probe   -- a scan output's dtype not declared: the body traced once on the initial values (dead code after)
+  for k = 1, nscan do
+    local o = body.outputs[1 + ncarried + k]
+    local dt = DTYPES[o.elem_type] and dtype_of(o.elem_type)
+    if not dt then
+      if not probe then
+        local env = {[body.inputs[1].name] = vars[1]}
+        if body.inputs[2] then env[body.inputs[2].name] = vars[2] end
+        for j = 1, ncarried do env[body.inputs[2 + j].name] = vars[2 + j] end
+        probe = run_subgraph(cx, body, env)
+      end
+      dt = probe[1 + ncarried + k].dtype
+    end
+    vars[#vars + 1] = tf.TensorArray{dtype = dt, size = 0, dynamic_size = true}
+  end
+  local limit = M ~= nil and tf.reshape(tf.cast(M, tf.int64), {}) or nil
+  local function cond_fn(i, c)
+    if limit ~= nil then return tf.logical_and(c, tf.less(i, limit)) end
+    return c
+  end
+  local function body_fn(i, c, ...)
+    local args = table.pack(...)
+    local env = {}
+    env[body.inputs[1].name] = i
+    if body.inputs[2] then env[body.inputs[2].name] = c end
+    for k = 1, ncarried do env[body.inputs[2 + k].name] = args[k] end
+    local outs = run_subgraph(cx, body, env)
+    local new = {i + 1, tf.reshape(tf.cast(outs[1], tf.bool), {})}
+    for k = 1, ncarried do new[#new + 1] = tf.cast(outs[1 + k], args[k].dtype) end
+    for k = 1, nscan do new[#new + 1] = args[ncarried + k]:write(i + 1, outs[1 + ncarried + k]) end
+    return new
+  end
+  local shape_inv = {{}, {}}
+  for k = 1, ncarried do
+    local inv = {}
+    for d = 1, rank_of(vars[2 + k]) do inv[d] = tf.None end
+    shape_inv[2 + k] = inv
+  end
+  for k = 1, nscan do shape_inv[#shape_inv + 1] = nil end
+  local res = tf.while_loop(cond_fn, body_fn, vars, ncarried > 0 and {shape_invariants = shape_inv} or nil)
+  local outs = {}
+  for k = 1, ncarried do outs[k] = res[2 + k] end
+  for k = 1, nscan do outs[ncarried + k] = res[2 + ncarried + k]:stack() end
+  return outs
+end)
 -- If: a constant condition picks its branch while tracing; otherwise tf.cond
 -- over the two branches, each interpreted as a closure (outer values visible)
 def("If", {then_branch = SUBGRAPH, else_branch = SUBGRAPH}, function(cx, node, ins)
@@ -1556,8 +1611,8 @@ local function run_node(cx, node)
 end
 
 -- a branch (If): a child state whose names fall back on the parent's
-function run_subgraph(cx, g)
-  local child = setmetatable({env = setmetatable({}, {__index = cx.env}),
+function run_subgraph(cx, g, bound)
+  local child = setmetatable({env = setmetatable(bound or {}, {__index = cx.env}),
                               layout = setmetatable({}, {__index = cx.layout}), nchw = {}, nhwc = {},
                               opset = cx.opset, prepped = cx.prepped,
                               shapeinfo = setmetatable({}, {__index = cx.shapeinfo})}, CX)
