@@ -390,9 +390,19 @@ def("SoftmaxCrossEntropyLoss", LOSS_ATTRS, function(_, node, ins)
 end)
 def("CumSum", {exclusive = any, reverse = any}, function(_, node, ins)
   local x = ins[1]
-  local a = norm_axis(int_list(ins[2], "CumSum axis")[1], rank_of(x))
-  return {tf.cumsum(x, a, {exclusive = node.attrs.exclusive and node.attrs.exclusive.value ~= 0,
-                           reverse = node.attrs.reverse and node.attrs.reverse.value ~= 0})}
+  local r = rank_of(x)
+  local opts = {exclusive = (node.attrs.exclusive and node.attrs.exclusive.value ~= 0) and true or false,
+                reverse = (node.attrs.reverse and node.attrs.reverse.value ~= 0) and true or false}
+  if is_sym(ins[2]) then
+    -- an axis known only at run time: one branch per axis (the shape is the same in all)
+    local ax = tf.reshape(tf.cast(ins[2], tf.int64), {})
+    ax = tf.where(tf.less(ax, const(0, tf.int64)), ax + r, ax) + 1
+    local fns = {}
+    for a = 1, r do fns[a] = function() return tf.cumsum(x, a, opts) end end
+    return {tf.switch_case(ax, fns)}
+  end
+  local a = norm_axis(int_list(ins[2], "CumSum axis")[1], r)
+  return {tf.cumsum(x, a, opts)}
 end)
 -- }====
 
