@@ -1335,15 +1335,15 @@ local function gate_cols(t, order, h)   -- t (rows, k*H) in ONNX gate order -> l
   for i, g in ipairs(order) do parts[i] = t[{tf.all, {g * h + 1, (g + 1) * h}}] end
   return tf.concat(parts, 2)
 end
-local RNN_ATTRS = {activation_alpha = any, activation_beta = any, clip = any, hidden_size = any,
+local RNN_ATTRS = {activation_alpha = any, activation_beta = any, hidden_size = any,
+                   clip = function(v) return sfmt("value %g", v) end,
                    direction = one_of("forward", "reverse", "bidirectional"), layout = one_of(0, 1),
                    input_forget = zero_only, linear_before_reset = any,
-                   activations = function(v)
-                     local ok = {Sigmoid = true, Tanh = true}
+                   -- only the defaults (the fused ops' activations), per direction
+                   activations = function(v, node)
+                     local want = ({LSTM = {"Sigmoid", "Tanh", "Tanh"}, GRU = {"Sigmoid", "Tanh"}, RNN = {"Tanh"}})[node.op_type]
                      for i, a in ipairs(v) do
-                       local want = (i % 3 == 1 or (#v % 3 ~= 0 and i % 2 == 1)) and "Sigmoid" or "Tanh"
-                       if not ok[a] then return "activations " .. table.concat(v, ",") end
-                       local _ = want
+                       if a ~= want[(i - 1) % #want + 1] then return "value " .. table.concat(v, ",") end
                      end
                    end}
 -- layout = 1 (batch first): inputs to ONNX's default layout, outputs back
@@ -1382,9 +1382,6 @@ local function rnn_def(name, ngates, onnx_order)
     local dir = at.direction and at.direction.value or "forward"
     local ndir = dir == "bidirectional" and 2 or 1
     local lbr = at.linear_before_reset and at.linear_before_reset.value ~= 0
-    if ngates == 3 and not lbr then
-      -- original GRU (reset before the recurrent product): luatf's reset_after = false form
-    end
     local xb = tf.transpose(x, {2, 1, 3})   -- (seq, batch, in) -> (batch, seq, in)
     local batch = tf.shape(xb)[{{1, 1}}]
     local ys, hs, cs = {}, {}, {}
@@ -1462,6 +1459,14 @@ def("RNN", RNN_ATTRS, function(_, node, ins)
 end)
 rnn_def("LSTM", 4, {0, 2, 3, 1})   -- luatf i, f, c, o from ONNX i(0), o(1), f(2), c(3)
 rnn_def("GRU", 3, {0, 1, 2})       -- z, r, h in both
+-- inputs the fused ops have no form for, refused with the rest at load time
+local function rnn_inputs(node)
+  local p = {}
+  if node.inputs[5] and node.inputs[5] ~= "" then p[#p + 1] = "input sequence_lens" end
+  if node.op_type == "LSTM" and node.inputs[8] and node.inputs[8] ~= "" then p[#p + 1] = "input P (peepholes)" end
+  if #p > 0 then return table.concat(p, ", ") end
+end
+OPS.LSTM.check_node, OPS.GRU.check_node, OPS.RNN.check_node = rnn_inputs, rnn_inputs, rnn_inputs
 -- }====
 
 --- The operators the importer knows: a sorted list of names.
@@ -1503,6 +1508,10 @@ local function problems(model)
       elseif not spec then
         add(sfmt("operator %s", op))
       else
+        if spec.check_node then
+          local p = spec.check_node(node)
+          if p then add(sfmt("%s %s", op, p)) end
+        end
         for an, a in pairs(node.attrs) do
           local check = spec.attrs[an]
           if check == nil then
