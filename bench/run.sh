@@ -70,6 +70,8 @@ echo "== tf.distribute: convnet throughput, 1 and 2 single-threaded MPI workers 
 if command -v mpirun >/dev/null && [ -f build/tf/mpi.so ]; then bash bench/distribute.sh; else echo "(skipped: no MPI)" >&2; fi
 echo "== tf.saved_model.load of the MNIST convnet beside torch.jit.load (bench/saved_model.sh)" >&2
 bash bench/saved_model.sh
+echo "== ONNX resnet18 beside PyTorch and ONNX Runtime, load time (bench/onnx.sh)" >&2
+bash bench/onnx.sh
 # issue 8's training benchmarks take minutes (the convnet epochs, five
 # interleaved rounds); set LTF_BENCH_TRAIN=1 to include them here, or run
 #   bash bench/train.sh; bash bench/train_rounds.sh 5; bash bench/threads.sh 3

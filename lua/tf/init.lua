@@ -112,6 +112,7 @@ local LAZY = {
   {"tf.summary", "summary"},       -- tf.summary: TensorBoard event files
   {"tf.distribute", "distribute"}, -- tf.distribute: strategies (MPI workers: docs/distribute.md)
   {"tf.saved_model", "saved_model"},  -- tf.saved_model.save / load (docs/saved_model.md)
+  {"tf.onnx", "onnx"},             -- tf.onnx: ONNX import (load) and export (save), docs/onnx.md
 }
 local pending = {}    -- [namespace table] = {[key] = module}: names not installed yet
 local state = {}      -- [module] = "loading" | "loaded"
