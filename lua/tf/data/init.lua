@@ -1296,6 +1296,10 @@ return function(tf)
   --- it(): the next element's values, nil at the end (a Lua iterator).
   function Iterator.__call(it)
     if getmetatable(it) ~= Iterator then raise("TypeError", "iterator: expected a tf.data.Iterator") end
+    -- tf.data runs on the host, as TensorFlow runs it on the CPU (under the
+    -- default placement with a GPU: a /cpu:0 scope; docs/devices.md)
+    local hs = tf.core.internal.host_scope
+    local _ <close> = hs and hs() or nil
     local nxt = it._next
     if nxt == nil then
       nxt = iter_of(it._ds)

@@ -353,7 +353,51 @@ return function(tf)
     return src
   end
 
+  -- {==== batches on the device (TensorFlow 2's default placement, docs/devices.md)
+  -- a to-be-closed /cpu:0 scope when the default placement would put work on a GPU
+  local function host_scope()
+    local hs = core.internal.host_scope
+    return hs and hs() or nil
+  end
+
+  --- The batches of iterator 'it' made on the host (tf.data and Keras
+  -- slicing run on the CPU, as in TensorFlow) and copied to /gpu:0 one batch
+  -- ahead (prefetched: the next batch's copy is queued before the step on
+  -- this one runs) when the default placement puts ops on a GPU; 'it'
+  -- itself otherwise. make() returns 'it' (called on the host).
+  local function device_batches(make)
+    local probe = host_scope()
+    if probe == nil then return make() end
+    getmetatable(probe).__close(probe)
+    local it
+    do
+      local _ <close> = host_scope()
+      it = make()
+    end
+    local to_device = core.internal.to_default_device
+    local function fetch()
+      local r
+      do
+        local _ <close> = host_scope()
+        r = table.pack(it())
+      end
+      if r[1] == nil then return nil end
+      for i = 1, r.n do r[i] = to_device(r[i]) end
+      return r
+    end
+    local ahead = fetch()
+    return function()
+      local cur = ahead
+      if cur == nil then return nil end
+      ahead = fetch()
+      return table.unpack(cur, 1, cur.n)
+    end
+  end
+  T._device_batches = device_batches
+  -- }====
+
   local function make_source(fname, x, y, batch_size, shuffle)
+    local _ <close> = host_scope()   -- host arrays stay on the host (batches are copied)
     if is_dataset(x) then
       if y ~= nil then raise("ValueError", sfmt("%s: `y` must not be given when x is a dataset", fname), 3) end
       return dataset_source(x)
@@ -591,7 +635,7 @@ return function(tf)
     reset_metrics(st)
     local fn = test_function(model, st)
     local step = 0
-    for x, y in src:iter(false) do
+    for x, y in device_batches(function() return src:iter(false) end) do
       fn(x, y, batch_size_of(x))
       step = step + 1
       if each and each(step) then break end
@@ -637,6 +681,7 @@ return function(tf)
         raise("ValueError", "fit: validation_split is only supported for tensor inputs, not a dataset", 2)
       end
       if opts.validation_split >= 1 then raise("ValueError", "fit: validation_split must be in [0, 1)", 2) end
+      local _ <close> = host_scope()
       local xt, yt = smap(x, as_tensor), smap(y, as_tensor)
       local n = first_leaf(xt).shape[1]
       local split = math.floor(n * (1 - opts.validation_split))
@@ -691,7 +736,7 @@ return function(tf)
       local shown = progress(verbose, steps, names)
       local function logs_now() return read_logs(st) end
       local step = 0
-      for xb, yb in src:iter(opts.shuffle ~= false) do
+      for xb, yb in device_batches(function() return src:iter(opts.shuffle ~= false) end) do
         step = step + 1
         cb("on_train_batch_begin", step, {})
         train(xb, yb, batch_size_of(xb))
@@ -781,7 +826,7 @@ return function(tf)
     end
     if opts.steps then steps = math.min(steps or opts.steps, opts.steps) end
     local bar_ = progress(verbose, steps)
-    for xb in it do
+    for xb in device_batches(function() return it end) do
       outs[#outs + 1] = fn(xb)
       bar_.step(#outs)
       if opts.steps and #outs >= opts.steps then break end
