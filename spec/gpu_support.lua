@@ -3,6 +3,13 @@
 -- time); without one each case is pending with the reason.
 local tf = require("tf")
 
+-- The specs of this folder compare explicit placements (tf.device, x:gpu())
+-- with the host: their reference values are computed on host tensors with
+-- no scope. They run with TensorFlow 2's default placement off (luatf's
+-- internal switch: ops with no scope stay with their inputs, tf.constant on
+-- the host); spec/gpu/default_placement*_spec.lua turn it on (M.default_placement).
+tf.core.set_placement("default", false)
+
 local M = {
   GPU = "/job:localhost/replica:0/task:0/device:GPU:0",
   CPU = "/job:localhost/replica:0/task:0/device:CPU:0",
@@ -129,6 +136,28 @@ function M.grad_of(forward)
     local y = tape:record(function() return forward(x, table.unpack(extra, 1, extra.n)) end)
     return tape:gradient(y, x)
   end
+end
+
+--- Runs the cases of the calling describe block with the default placement
+-- on (before_each / after_each: busted's, passed in).
+function M.default_placement(before_each, after_each)
+  before_each(function() tf.core.set_placement("default", true) end)
+  after_each(function() tf.core.set_placement("default", false) end)
+end
+
+--- A child lua5.4 running 'code' (LUA_PATH/CPATH inherited) with 'env'
+-- ("VAR=value ..." prefixed to the command) -> its stdout and stderr
+-- together, whether it exited 0.
+function M.run_child(code, env)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(code)
+  f:close()
+  local p = io.popen(("%s lua5.4 %s 2>&1"):format(env or "", path))
+  local out = p:read("a")
+  local ok, _, rc = p:close()
+  os.remove(path)
+  return out, ok and rc == 0
 end
 
 return M
