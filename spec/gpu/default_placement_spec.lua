@@ -123,6 +123,38 @@ describe("the default placement", function()
     for _, d in ipairs(seen) do assert.equal("/cpu:0", d) end
   end)
 
+  gpu_it("Keras makes batches on the host and copies each to /GPU:0 one batch ahead of the step (prefetch)", function()
+    local made, where = 0, {}
+    local function make()
+      where[#where + 1] = tf.current_device()
+      return function()
+        made = made + 1
+        if made > 3 then return nil end
+        where[#where + 1] = tf.current_device()
+        return tf.constant({made * 1.5}), {y = tf.constant({made}, tf.int64)}
+      end
+    end
+    local batches = tf.keras.training._device_batches(make)
+    assert.equal(1, made)                  -- the first batch is made (and its copy queued) before it is asked for
+    local x, y = batches()
+    assert.equal(2, made)                  -- asking for batch 1 readies batch 2
+    assert.equal(GPU, x.device)
+    assert.equal(GPU, y.y.device)
+    assert.same({1.5}, x:totable())
+    assert.same({1}, y.y:totable())
+    assert.same({3}, batches():totable())
+    assert.same({4.5}, batches():totable())
+    assert.is_nil(batches())
+    assert.same({"/cpu:0", "/cpu:0", "/cpu:0", "/cpu:0"}, where)
+    -- in a scope: the iterator itself, nothing moved
+    made = 0
+    local host = tf.device("/cpu:0", function()
+      local it = tf.keras.training._device_batches(make)
+      return (it())
+    end)
+    assert.equal(CPU, host.device)
+  end)
+
   -- fit(scope) -> per-epoch losses, the first kernel and the model: the same
   -- weights (set by hand: GPU random numbers differ from the CPU's), no shuffle
   local function keras_fit(scope, with_dataset)
@@ -149,7 +181,7 @@ describe("the default placement", function()
         h = model:fit(x, y, {batch_size = 3, epochs = 4, shuffle = false, verbose = 0, validation_split = 0.25})
       end
       local loss = model:evaluate(x, y, {verbose = 0})
-      local pred = model:predict(x, {verbose = 0, batch_size = 5})
+      local pred = model:predict(x, {verbose = 0, batch_size = 4})
       return h.history.loss, model.trainable_variables[1]:read_value(), loss, pred
     end
     if scope then return tf.device(scope, go) end
