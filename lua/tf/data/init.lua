@@ -74,9 +74,17 @@ return function(tf)
   end
 
   --- Convert the leaves of a structure to tensors (literals become tensors).
+  -- Datasets hold their tensors on the host, as TensorFlow's run on the
+  -- CPU: a tensor on a GPU is copied once here (not at each element).
+  local function on_host(t)
+    if t.cpu and not t:is_symbolic() then return t:cpu() end
+    return t
+  end
   local function to_struct(x, what)
-    if is_tensor(x) then return x end
-    if tf.is_variable and tf.is_variable(x) then return tf.convert_to_tensor(x) end
+    local hs = tf.core.internal.host_scope   -- literals made on the host (default placement, docs/devices.md)
+    local _ <close> = hs and hs() or nil
+    if is_tensor(x) then return on_host(x) end
+    if tf.is_variable and tf.is_variable(x) then return on_host(tf.convert_to_tensor(x)) end
     local ty = type(x)
     if ty == "number" or ty == "boolean" or ty == "string" then return tf.constant(x) end
     if is_plain_table(x) then

@@ -397,7 +397,15 @@ return function(tf)
   -- }====
 
   local function make_source(fname, x, y, batch_size, shuffle)
-    local _ <close> = host_scope()   -- host arrays stay on the host (batches are copied)
+    local hs <close> = host_scope()   -- host arrays stay on the host (batches are copied)
+    if hs then   -- arrays on the GPU are copied to the host once, not at each batch
+      local function host(v)
+        if tf.is_tensor(v) and not v:is_symbolic() then return v:cpu() end
+        if is_plain(v) then return smap(v, host) end
+        return v
+      end
+      if not is_dataset(x) then x, y = host(x), host(y) end
+    end
     if is_dataset(x) then
       if y ~= nil then raise("ValueError", sfmt("%s: `y` must not be given when x is a dataset", fname), 3) end
       return dataset_source(x)
