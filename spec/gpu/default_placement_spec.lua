@@ -107,6 +107,42 @@ describe("the default placement", function()
     for op, s in pairs(stats()) do assert.equal(0, s.host, op .. " went to the GPU and back") end
   end)
 
+  gpu_it("writes TFRecords and summaries of GPU values, reads and parses them on the host", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -p '" .. dir .. "'")
+    local w_value = tf.constant({{1.5, 2.5}, {3.0, 4.0}})           -- on the GPU
+    assert.equal(GPU, w_value.device)
+    do
+      local w <close> = tf.io.TFRecordWriter(dir .. "/a.tfrecord", "GZIP")
+      for k = 1, 2 do
+        local flat = tf.reshape(w_value * k, {-1}):totable()
+        w:write(tf.train.Example{features = {w = {float_list = flat}}}:SerializeToString())
+      end
+    end
+    tf.config.experimental.reset_device_kernel_stats()
+    local spec = {w = tf.io.FixedLenFeature({2, 2}, tf.float32)}
+    local got = {}
+    for rec in tf.data.TFRecordDataset(dir .. "/a.tfrecord", {compression_type = "GZIP"})
+                 :map(function(r) return tf.io.parse_single_example(r, spec).w end):iter() do
+      assert.equal(CPU, rec.device)
+      got[#got + 1] = (rec * w_value):totable()                   -- meets a GPU value: computed there
+    end
+    assert.same({{{2.25, 6.25}, {9, 16}}, {{4.5, 12.5}, {18, 32}}}, got)
+    assert.same({device = 2, emulated = 0, host = 0}, stats().multiply)
+    local writer = tf.summary.create_file_writer(dir .. "/logs")
+    do
+      local _ <close> = writer:as_default()
+      tf.summary.scalar("loss", tf.reduce_mean(w_value), {step = 1})
+      tf.summary.histogram("w", w_value, {step = 1})
+    end
+    writer:flush()
+    local p = io.popen("cat '" .. dir .. "'/logs/events.out.tfevents.* | wc -c")
+    assert.is_true(tonumber(p:read("a")) > 100)
+    p:close()
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
   gpu_it("runs tf.data pipelines on the host; their elements meet GPU values on the GPU", function()
     local seen = {}
     local ds = tf.data.Dataset.from_tensor_slices(tf.constant({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}}))
