@@ -236,7 +236,7 @@ return function(tf)
   -- no change).
   function tf.config.set_visible_devices(devices, device_type)
     check_kind(device_type, "set_visible_devices")
-    if type(devices) == "table" and getmetatable(devices) ~= nil then devices = {devices} end
+    if type(devices) == "table" and (getmetatable(devices) ~= nil or devices.name ~= nil) then devices = {devices} end
     if type(devices) ~= "table" then
       raise("TypeError", "set_visible_devices: expected a PhysicalDevice or a list of them, got " .. type(devices), 2)
     end
