@@ -110,7 +110,7 @@ describe("the examples under the default placement, on the GPU and on the CPU", 
   end)
 
   gpu_it("mnist_cnn.lua (the MNIST convnet through fit/evaluate) learns on both", function()
-    local g, c = both("examples/mnist_cnn.lua", "CNN_EPOCHS=1 CNN_TRAIN=1000 CNN_TEST=512")
+    local g, c = both("examples/mnist_cnn.lua", "CNN_EPOCHS=1 CNN_TRAIN=1000 CNN_TEST=256")
     for _, out in ipairs({g, c}) do
       assert.truthy(out:find("val_accuracy: ", 1, true), out)
       local acc = tonumber(out:match("Test accuracy: ([%d%.]+)"))
