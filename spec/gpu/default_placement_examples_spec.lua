@@ -12,6 +12,19 @@ local tf = require("tf")
 
 local gpu = require("gpu_support")
 local gpu_it = gpu.make_it(it, function(why) pending(why) end)
+-- the longer example runs (a minute or more each under ASan's slower code
+-- on the simulated GPU) are left to the plain run of this folder when the
+-- sanitizers are preloaded (scripts/sanitize.sh): visibly pending
+local sanitized = (os.getenv("LD_PRELOAD") or ""):find("libasan", 1, true) ~= nil
+local function long_it(name, fn)
+  gpu_it(name, function()
+    if sanitized then
+      pending("under the sanitizers: this example run is checked by the plain spec/gpu run (scripts/test.sh)")
+      return
+    end
+    fn()
+  end)
+end
 local run_child = gpu.run_child
 -- (a device of 512 MiB: the convnet's evaluate batches of 256 need more than
 -- the 64 MiB scripts/test.sh gives the other specs)
@@ -59,7 +72,7 @@ local function stable(out)
 end
 
 describe("the examples under the default placement, on the GPU and on the CPU", function()
-  gpu_it("eager_basics.lua prints the same on both", function()
+  long_it("eager_basics.lua prints the same on both", function()
     local g, c = both("examples/eager_basics.lua", "EAGER_BASICS_STEPS=2")
     assert.truthy(g:find("tf.Tensor(\n[[1 2]\n [3 4]], shape=(2, 2), dtype=int32)", 1, true), g)
     assert.truthy(g:find("1\n2\nFizz\n4\nBuzz\nFizz\n7\n8\nFizz\nBuzz\n11\nFizz\n13\n14\nFizzBuzz\n", 1, true), g)
@@ -99,7 +112,7 @@ describe("the examples under the default placement, on the GPU and on the CPU", 
     ran_on_device(g, "matmul")
   end)
 
-  gpu_it("mlp.lua (Keras fit on MNIST) learns on both", function()
+  long_it("mlp.lua (Keras fit on MNIST) learns on both", function()
     local g, c = both("examples/mlp.lua", "MLP_EPOCHS=1 MLP_TRAIN=2000")
     for _, out in ipairs({g, c}) do
       local acc = tonumber(out:match("Test accuracy: ([%d%.]+)"))
@@ -109,7 +122,7 @@ describe("the examples under the default placement, on the GPU and on the CPU", 
     ran_on_device(g, "matmul")
   end)
 
-  gpu_it("mnist_cnn.lua (the MNIST convnet through fit/evaluate) learns on both", function()
+  long_it("mnist_cnn.lua (the MNIST convnet through fit/evaluate) learns on both", function()
     local g, c = both("examples/mnist_cnn.lua", "CNN_EPOCHS=1 CNN_TRAIN=1000 CNN_TEST=256")
     for _, out in ipairs({g, c}) do
       assert.truthy(out:find("val_accuracy: ", 1, true), out)

@@ -427,6 +427,7 @@ return function(tf)
   end
 
   local function fmt_time(s)
+    s = math.floor(s + 0.5)   -- whole seconds (%d refuses 61.5 // 60 % 60 with a fraction)
     if s >= 3600 then return sfmt("%d:%02d:%02d", s // 3600, (s % 3600) // 60, s % 60) end
     if s >= 60 then return sfmt("%d:%02d", s // 60, s % 60) end
     return sfmt("%ds", math.floor(s + 0.5))
