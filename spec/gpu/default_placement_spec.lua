@@ -159,6 +159,36 @@ describe("the default placement", function()
     for _, d in ipairs(seen) do assert.equal("/cpu:0", d) end
   end)
 
+  gpu_it("tf.data.experimental.prefetch_to_device copies elements to the GPU, buffer_size ahead", function()
+    local made = 0
+    local ds = tf.data.Dataset.from_generator(function()
+      return function()
+        made = made + 1
+        if made > 4 then return nil end
+        return tf.constant({made * 0.5}), tf.constant("s" .. made)
+      end
+    end):apply(tf.data.experimental.prefetch_to_device("/gpu:0", 2))
+    assert.equal(-2, ds:cardinality())                -- unknown, as its input
+    local it = ds:iter()
+    local x, s = it()
+    assert.equal(3, made)                             -- element 1 handed out, 2 and 3 copied ahead
+    assert.equal(GPU, x.device)
+    assert.equal(CPU, s.device)                       -- strings stay on the host
+    assert.same({0.5}, x:totable())
+    assert.equal("s1", s:item())
+    local rest = {}
+    for y in it do rest[#rest + 1] = y:totable()[1] end
+    assert.same({1, 1.5, 2}, rest)
+    assert.tf_error("InvalidArgumentError", "prefetch_to_device: 'buffer_size' must be >= 1, got 0",
+                    tf.data.experimental.prefetch_to_device, "/gpu:0", 0)
+    assert.tf_error("ValueError", "prefetch_to_device: cannot parse device name \"/tpu:0\"",
+                    tf.data.experimental.prefetch_to_device, "/tpu:0")
+    -- an absent GPU: the elements stay on the host (soft placement)
+    local host = tf.data.Dataset.from_tensor_slices(tf.constant({1.0, 2.0}))
+      :apply(tf.data.experimental.prefetch_to_device("/gpu:7"))
+    for y in host:iter() do assert.equal(CPU, y.device) end
+  end)
+
   gpu_it("Keras makes batches on the host and copies each to /GPU:0 one batch ahead of the step (prefetch)", function()
     local made, where = 0, {}
     local function make()
