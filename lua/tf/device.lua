@@ -136,7 +136,14 @@ return function(tf)
   -- work on a GPU (no scope set, a GPU visible), else nil: host pipelines
   -- (tf.data, Keras' batching of host arrays) run on the host, as
   -- TensorFlow runs tf.data on the CPU. Private (tf.core.internal).
-  function core.internal.host_scope()
+  -- any_scope: also inside a GPU scope (tf.data, which TensorFlow always
+  -- runs on the CPU), whenever a GPU is visible.
+  function core.internal.host_scope(any_scope)
+    if any_scope then
+      local top = stack[#stack]
+      if (top == nil or top[1] ~= "CPU") and num_gpus() > 0 then return tf.device("/cpu:0") end
+      return nil
+    end
     if stack[1] == nil and default_gpu() then return tf.device("/cpu:0") end
     return nil
   end

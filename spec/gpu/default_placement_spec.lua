@@ -157,6 +157,10 @@ describe("the default placement", function()
     end
     assert.same({{{20, 400}, {60, 800}}, {{100, 1200}}}, out)
     for _, d in ipairs(seen) do assert.equal("/cpu:0", d) end
+    -- inside a GPU scope too (TensorFlow runs tf.data on the CPU)
+    tf.device("/gpu:0", function()
+      for x in ds:iter() do assert.equal(CPU, x.device) end
+    end)
   end)
 
   gpu_it("tf.data.experimental.prefetch_to_device copies elements to the GPU, buffer_size ahead", function()

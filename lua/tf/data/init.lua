@@ -81,8 +81,8 @@ return function(tf)
     return t
   end
   local function to_struct(x, what)
-    local hs = tf.core.internal.host_scope   -- literals made on the host (default placement, docs/devices.md)
-    local _ <close> = hs and hs() or nil
+    local hs = tf.core.internal.host_scope   -- literals made on the host (docs/devices.md)
+    local _ <close> = hs and hs(true) or nil
     if is_tensor(x) then return on_host(x) end
     if tf.is_variable and tf.is_variable(x) then return on_host(tf.convert_to_tensor(x)) end
     local ty = type(x)
@@ -1376,10 +1376,10 @@ return function(tf)
   --- it(): the next element's values, nil at the end (a Lua iterator).
   function Iterator.__call(it)
     if getmetatable(it) ~= Iterator then raise("TypeError", "iterator: expected a tf.data.Iterator") end
-    -- tf.data runs on the host, as TensorFlow runs it on the CPU (under the
-    -- default placement with a GPU: a /cpu:0 scope; docs/devices.md)
+    -- tf.data runs on the host, as TensorFlow runs it on the CPU (with a GPU
+    -- visible: in a /cpu:0 scope, a GPU scope around it too; docs/devices.md)
     local hs = tf.core.internal.host_scope
-    local _ <close> = hs and hs() or nil
+    local _ <close> = hs and hs(true) or nil
     local nxt = it._next
     if nxt == nil then
       nxt = iter_of(it._ds)
