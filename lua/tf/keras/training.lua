@@ -396,7 +396,21 @@ return function(tf)
   T._device_batches = device_batches
   -- }====
 
+  local make_source_on_host
+  --- make_source(fname, x, y, batch_size, shuffle) -> a source whose
+  -- iter(...) gives device_batches: made on the host, copied to /gpu:0 one
+  -- ahead under the default placement (its own iterator otherwise)
   local function make_source(fname, x, y, batch_size, shuffle)
+    local src = make_source_on_host(fname, x, y, batch_size, shuffle)
+    local iter = src.iter
+    src.iter = function(self, ...)
+      local args = table.pack(...)
+      return device_batches(function() return iter(self, table.unpack(args, 1, args.n)) end)
+    end
+    return src
+  end
+
+  function make_source_on_host(fname, x, y, batch_size, shuffle)
     local hs <close> = host_scope()   -- host arrays stay on the host (batches are copied)
     if hs then   -- arrays on the GPU are copied to the host once, not at each batch
       local function host(v)
@@ -644,7 +658,7 @@ return function(tf)
     reset_metrics(st)
     local fn = test_function(model, st)
     local step = 0
-    for x, y in device_batches(function() return src:iter(false) end) do
+    for x, y in src:iter(false) do
       fn(x, y, batch_size_of(x))
       step = step + 1
       if each and each(step) then break end
@@ -745,7 +759,7 @@ return function(tf)
       local shown = progress(verbose, steps, names)
       local function logs_now() return read_logs(st) end
       local step = 0
-      for xb, yb in device_batches(function() return src:iter(opts.shuffle ~= false) end) do
+      for xb, yb in src:iter(opts.shuffle ~= false) do
         step = step + 1
         cb("on_train_batch_begin", step, {})
         train(xb, yb, batch_size_of(xb))
@@ -826,7 +840,7 @@ return function(tf)
     local outs = {}
     local it, steps
     if is_dataset(x) then
-      it = x:iter()
+      it = device_batches(function() return x:iter() end)
       local c = x:cardinality()
       steps = c >= 0 and c or nil
     else
@@ -835,7 +849,7 @@ return function(tf)
     end
     if opts.steps then steps = math.min(steps or opts.steps, opts.steps) end
     local bar_ = progress(verbose, steps)
-    for xb in device_batches(function() return it end) do
+    for xb in it do
       outs[#outs + 1] = fn(xb)
       bar_.step(#outs)
       if opts.steps and #outs >= opts.steps then break end
