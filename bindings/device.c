@@ -7,6 +7,8 @@
 #include <string.h>
 #include "ltfL.h"
 
+#define LTF_MAX_VISIBLE 64
+
 /* Kind name at 'idx' ("CPU"/"GPU", any case) -> device type. [-0, +0, v] */
 static ltf_device_type check_kind(lua_State *L, int idx, const char *op) {
     const char *k = luaL_checkstring(L, idx);
@@ -185,7 +187,82 @@ static int device_graph_info(lua_State *L) {
     return 1;
 }
 
+/* core.set_placement(what, on) / core.placement(what) -> boolean, what:
+** "default", "soft", "log" (tf.config / tf.debugging). */
+static int device_set_placement(lua_State *L) {
+    ltf_ctx *ctx = ltfL_ctx(L);
+    const char *w = luaL_checkstring(L, 1);
+    int on = lua_toboolean(L, 2);
+    if (strcmp(w, "default") == 0) ltf_ctx_set_default_placement(ctx, on);
+    else if (strcmp(w, "soft") == 0) ltf_ctx_set_soft_placement(ctx, on);
+    else if (strcmp(w, "log") == 0) ltf_ctx_set_log_placement(ctx, on);
+    else return luaL_argerror(L, 1, "\"default\", \"soft\" or \"log\" expected");
+    return 0;
+}
+
+static int device_placement(lua_State *L) {
+    ltf_ctx *ctx = ltfL_ctx(L);
+    const char *w = luaL_checkstring(L, 1);
+    if (strcmp(w, "default") == 0) lua_pushboolean(L, ltf_ctx_default_placement(ctx));
+    else if (strcmp(w, "soft") == 0) lua_pushboolean(L, ltf_ctx_soft_placement(ctx));
+    else if (strcmp(w, "log") == 0) lua_pushboolean(L, ltf_ctx_log_placement(ctx));
+    else return luaL_argerror(L, 1, "\"default\", \"soft\" or \"log\" expected");
+    return 1;
+}
+
+/* core.num_physical_gpus() -> the GPUs the module found */
+static int device_num_physical_gpus(lua_State *L) {
+    lua_pushinteger(L, ltf_ctx_num_physical_devices(ltfL_ctx(L), LTF_DEVICE_CUDA));
+    return 1;
+}
+
+/* core.set_visible_gpus({physical ordinals}) or core.set_visible_gpus(nil): all */
+static int device_set_visible_gpus(lua_State *L) {
+    ltf_ctx *ctx = ltfL_ctx(L);
+    int ord[LTF_MAX_VISIBLE], n = -1;
+    if (!lua_isnoneornil(L, 1)) {
+        luaL_checktype(L, 1, LUA_TTABLE);
+        lua_Integer len = luaL_len(L, 1);
+        if (len > LTF_MAX_VISIBLE) return ltfL_raisef(L, LTF_ERR_VALUE, "set_visible_devices: too many devices");
+        n = (int)len;
+        for (int i = 0; i < n; i++) {
+            lua_geti(L, 1, i + 1);
+            ord[i] = (int)luaL_checkinteger(L, -1);
+            lua_pop(L, 1);
+        }
+    }
+    ltf_status st = ltf_ctx_set_visible_devices(ctx, ord, n);
+    if (st != LTF_OK) return ltfL_raisectx(L, st);
+    return 0;
+}
+
+/* core.visible_gpus() -> {physical ordinals} */
+static int device_visible_gpus(lua_State *L) {
+    int ord[LTF_MAX_VISIBLE];
+    int n = ltf_ctx_visible_devices(ltfL_ctx(L), ord, LTF_MAX_VISIBLE);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n && i < LTF_MAX_VISIBLE; i++) {
+        lua_pushinteger(L, ord[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* core.devices_initialized(mark) -> boolean (mark true: fix them now) */
+static int device_devices_initialized(lua_State *L) {
+    ltf_ctx *ctx = ltfL_ctx(L);
+    if (lua_toboolean(L, 1)) ltf_ctx_mark_devices_initialized(ctx);
+    lua_pushboolean(L, ltf_ctx_devices_initialized(ctx));
+    return 1;
+}
+
 static const luaL_Reg device_fns[] = {
+    {"set_placement", device_set_placement},
+    {"placement", device_placement},
+    {"num_physical_gpus", device_num_physical_gpus},
+    {"set_visible_gpus", device_set_visible_gpus},
+    {"visible_gpus", device_visible_gpus},
+    {"devices_initialized", device_devices_initialized},
     {"set_device_graph_limit", device_set_graph_limit},
     {"device_graph_info", device_graph_info},
     {"device_kernel_stats", device_kernel_stats},

@@ -121,6 +121,8 @@ ltf_ctx *ltf_ctx_new_with_allocator(const ltf_allocator *a) {
     ctx->grad_needed = ~(uint64_t)0;
     ctx->ndevices = -1;             /* looked up on first use (device.c) */
     ctx->scope_type = -1;
+    ctx->soft_placement = 1;
+    ctx->nvisible = -1;
     ctx->graph_limit = default_graph_limit();
     /* device modules, and their kernels built for the host (libltf_gpu_host.a,
     ** whose tests run on a plain context), call the engine through it */

@@ -78,6 +78,16 @@ struct ltf_ctx {
     uint64_t *kernel_stats;
     int scope_type, scope_ordinal;
     int device_policy_explicit;
+    /* TensorFlow 2's default placement (docs/devices.md): 1 puts ops with
+    ** no scope and no input on a device on /gpu:0 when one is visible (the
+    ** Lua bindings turn it on; 0, the C default, leaves them with their
+    ** inputs); soft placement (1: an explicit GPU placement without a
+    ** kernel runs on the host; 0: refused); log each op's device to stderr;
+    ** the visible GPUs (physical ordinals, nvisible -1: all) and whether a
+    ** device was opened (then the visible list is fixed) */
+    int default_placement, soft_placement, log_placement;
+    int nphysical, nvisible, visible[LTF_MAX_DEVICES];
+    int devices_initialized;
     /* graph replay of device plans (plan.c): the live captures, the device
     ** bytes they hold, the limit on those bytes (ltf_ctx_set_device_graph_limit;
     ** 0: no captures) and the clock of their last use (LRU eviction) */

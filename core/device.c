@@ -135,7 +135,76 @@ static void find_devices(ltf_ctx *ctx) {
     ctx->kernel_stats = stats;
     ctx->device_module = h;
     ctx->device_open = sym;
-    ctx->ndevices = n < LTF_MAX_DEVICES ? n : LTF_MAX_DEVICES;
+    ctx->nphysical = n < LTF_MAX_DEVICES ? n : LTF_MAX_DEVICES;
+    ctx->ndevices = ctx->nphysical;
+    if (ctx->nvisible >= 0) {   /* set before the devices were looked up */
+        int k = 0;
+        for (int i = 0; i < ctx->nvisible; i++)
+            if (ctx->visible[i] < ctx->nphysical) ctx->visible[k++] = ctx->visible[i];
+        ctx->nvisible = k;
+        ctx->ndevices = k;
+    }
+}
+
+int ltf_ctx_num_physical_devices(ltf_ctx *ctx, ltf_device_type type) {
+    if (type == LTF_DEVICE_CPU) return 1;
+    if (type != LTF_DEVICE_CUDA) return 0;
+    find_devices(ctx);
+    return ctx->nphysical;
+}
+
+ltf_status ltf_ctx_set_visible_devices(ltf_ctx *ctx, const int *ordinals, int n) {
+    if (n < 0) {   /* all of them again */
+        if (ctx->devices_initialized && ctx->nvisible >= 0 && ctx->nvisible != ctx->nphysical)
+            return ltf_fail(ctx, LTF_ERR_FAILED_PRECONDITION, "Visible devices cannot be modified after being initialized");
+        if (ctx->devices_initialized) return LTF_OK;
+        ctx->nvisible = -1;
+        if (ctx->ndevices >= 0) ctx->ndevices = ctx->nphysical;
+        return LTF_OK;
+    }
+    find_devices(ctx);
+    if (n > ctx->nphysical) n = ctx->nphysical + 1;   /* then one is out of range or repeated */
+    for (int i = 0; i < n; i++) {
+        if (ordinals[i] < 0 || ordinals[i] >= ctx->nphysical)
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "set_visible_devices: no physical GPU %d (%d present)",
+                            ordinals[i], ctx->nphysical);
+        for (int j = 0; j < i; j++)
+            if (ordinals[j] == ordinals[i])
+                return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "set_visible_devices: GPU %d given twice", ordinals[i]);
+    }
+    /* the same list again is no change (TensorFlow allows it after initialization) */
+    int same = ctx->nvisible >= 0 ? ctx->nvisible == n : n == ctx->nphysical;
+    for (int i = 0; same && i < n; i++) same = (ctx->nvisible >= 0 ? ctx->visible[i] : i) == ordinals[i];
+    if (same) return LTF_OK;
+    if (ctx->devices_initialized)
+        return ltf_fail(ctx, LTF_ERR_FAILED_PRECONDITION, "Visible devices cannot be modified after being initialized");
+    for (int i = 0; i < n; i++) ctx->visible[i] = ordinals[i];
+    ctx->nvisible = n;
+    ctx->ndevices = n;
+    return LTF_OK;
+}
+
+int ltf_ctx_visible_devices(ltf_ctx *ctx, int *ordinals, int max) {
+    find_devices(ctx);
+    int n = ctx->ndevices;
+    for (int i = 0; i < n && i < max; i++) ordinals[i] = ctx->nvisible >= 0 ? ctx->visible[i] : i;
+    return n;
+}
+
+int ltf_ctx_devices_initialized(const ltf_ctx *ctx) { return ctx->devices_initialized; }
+void ltf_ctx_mark_devices_initialized(ltf_ctx *ctx) { ctx->devices_initialized = 1; }
+
+void ltf_ctx_set_default_placement(ltf_ctx *ctx, int on) { ctx->default_placement = on != 0; }
+int ltf_ctx_default_placement(const ltf_ctx *ctx) { return ctx->default_placement; }
+void ltf_ctx_set_soft_placement(ltf_ctx *ctx, int on) { ctx->soft_placement = on != 0; }
+int ltf_ctx_soft_placement(const ltf_ctx *ctx) { return ctx->soft_placement; }
+void ltf_ctx_set_log_placement(ltf_ctx *ctx, int on) { ctx->log_placement = on != 0; }
+int ltf_ctx_log_placement(const ltf_ctx *ctx) { return ctx->log_placement; }
+
+int ltf_device_default_gpu(ltf_ctx *ctx) {
+    if (!ctx->default_placement) return 0;
+    find_devices(ctx);
+    return ctx->ndevices > 0;
 }
 
 int ltf_ctx_num_devices(ltf_ctx *ctx, ltf_device_type type) {
@@ -161,11 +230,14 @@ const ltf_backend *ltf_device_get(ltf_ctx *ctx, ltf_device_type type, int ordina
         return NULL;
     }
     char err[256] = "unknown error";
-    if (((ltf_device_module_open_fn)ctx->device_open)(ctx, ordinal, be, err, sizeof err) != 0) {
+    int physical = ctx->nvisible >= 0 ? ctx->visible[ordinal] : ordinal;   /* /gpu:N is the Nth visible one */
+    if (((ltf_device_module_open_fn)ctx->device_open)(ctx, physical, be, err, sizeof err) != 0) {
         free(be);
         ltf_fail(ctx, LTF_ERR_INTERNAL, "%s: cannot open %s: %s", what, ltf_device_str(type, ordinal, name), err);
         return NULL;
     }
+    be->ordinal = ordinal;
+    ctx->devices_initialized = 1;
     ctx->devices[ordinal] = be;
     if (ordinal == 0) ctx->backend[LTF_DEVICE_CUDA] = be;
     return be;
@@ -344,6 +416,46 @@ static int all_empty(ltf_tensor *const *out, int n) {
     return 1;
 }
 
+/* TensorFlow's name of a luatf op for the placement log: a few by hand,
+** else the words capitalized ("bias_add" -> "BiasAdd"). */
+static void tf_op_name(const char *name, char *buf, size_t len) {
+    static const char *const names[][2] = {
+        {"add", "AddV2"}, {"matmul", "MatMul"}, {"batch_matmul", "BatchMatMulV2"}, {"conv2d", "Conv2D"},
+        {"read_variable", "ReadVariableOp"}, {"assign_variable", "AssignVariableOp"},
+        {"assign_add_variable", "AssignAddVariableOp"}, {"assign_sub_variable", "AssignSubVariableOp"},
+        {"div", "RealDiv"}, {"while", "While"}, {"cond", "If"}, {"reduce_sum", "Sum"}, {"reduce_mean", "Mean"},
+        {"reduce_max", "Max"}, {"reduce_min", "Min"}, {"reduce_prod", "Prod"}, {"argmax", "ArgMax"},
+        {"argmin", "ArgMin"}, {"print", "PrintV2"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i][0]) == 0) {
+            snprintf(buf, len, "%s", names[i][1]);
+            return;
+        }
+    size_t k = 0;
+    int up = 1;
+    for (const char *p = name; *p && k + 1 < len; p++) {
+        if (*p == '_') {
+            up = 1;
+            continue;
+        }
+        buf[k++] = up && *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+        up = 0;
+    }
+    buf[k] = '\0';
+}
+
+/* tf.debugging.set_log_device_placement(True)'s line, on stderr as
+** TensorFlow logs it. */
+static void log_op(const ltf_op_def *def, const ltf_tensor *out, ltf_device_type type, int ordinal) {
+    char name[64];
+    (void)out;
+    tf_op_name(def->name, name, sizeof name);
+    fprintf(stderr, "Executing op %s in device /job:localhost/replica:0/task:0/device:%s:%d\n", name,
+            type == LTF_DEVICE_CPU ? "CPU" : "GPU", ordinal);
+    fflush(stderr);
+}
+
 static void release_all(ltf_tensor **t, int n) {
     for (int i = 0; i < n; i++) {
         ltf_tensor_release(t[i]);
@@ -423,6 +535,43 @@ static ltf_status prepare_variables(ltf_ctx *ctx, const ltf_op_def *def, ltf_ten
     return LTF_OK;
 }
 
+/* TensorFlow pins small integer ops to the host (eager placement_utils:
+** MaybePinSmallOpsToCpu): every input int32/int64 of at most 64 elements
+** (inputs are on the host when this is asked); random ops are not. */
+static int pinned_to_host(const ltf_op_def *def, ltf_tensor *const *in, int nin, const ltf_type *types, int n) {
+    if (def->flags & LTF_OP_STATEFUL) return 0;
+    if (nin == 0) {
+        /* luatf's ops that take their scalars as attributes (range, fill,
+        ** zeros of an int dtype): TensorFlow's take them as small int
+        ** inputs and are pinned; so are they when every output is a small
+        ** int32/int64 tensor */
+        if (n == 0) return 0;
+        for (int i = 0; i < n; i++) {
+            if ((types[i].dtype != LTF_DTYPE_INT32 && types[i].dtype != LTF_DTYPE_INT64) || types[i].rank < 0) return 0;
+            int64_t k = 1;
+            for (int d = 0; d < types[i].rank; d++) k = types[i].dims[d] < 0 ? 65 : k * types[i].dims[d];
+            if (k > 64) return 0;
+        }
+        return 1;
+    }
+    for (int i = 0; i < nin; i++)
+        if ((in[i]->dtype != LTF_DTYPE_INT32 && in[i]->dtype != LTF_DTYPE_INT64) || in[i]->numel > 64) return 0;
+    return 1;
+}
+
+/* Whether /gpu:0 has a kernel it would run for the op (as the device path
+** of ltf_device_op_run decides); opens the device. */
+static int device_can_run(ltf_ctx *ctx, ltf_op_id op, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                          const ltf_type *types, int n) {
+    const ltf_backend *be = ltf_device_get(ctx, LTF_DEVICE_CUDA, 0, def->name);
+    if (!be) return 0;   /* cannot open it: the host runs the op */
+    ltf_kernel_fn k = be->kernel ? (ltf_kernel_fn)be->kernel(be->bctx, op) : NULL;
+    if (!k || !ltf_half_device_can(be, op, in, nin, types, n)) return 0;
+    if (def->flags & LTF_OP_KERNEL_ALLOCATES)
+        return !be->kernel_kind || be->kernel_kind(be->bctx, op) == LTF_KERNEL_DEVICE;
+    return 1;
+}
+
 /* The explicit policy's refusal: inputs on two devices, or all on one that is not the op's. */
 static ltf_status refuse(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin, ltf_device_type type,
                          int ordinal) {
@@ -453,6 +602,8 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
                              ltf_tensor **out) {
     ltf_status st;
     int host_alloc = !(def->flags & LTF_OP_KERNEL_ALLOCATES);   /* outputs allocated before the kernel */
+    ltf_device_type ran_type = LTF_DEVICE_CPU;   /* where its kernel ran (log_placement) */
+    int ran_ordinal = 0;
     /* the host orchestrates: reads give views of the value where it is,
     ** assigns copy into the variable's device, cond/while run functions
     ** whose ops are placed one by one */
@@ -473,11 +624,13 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
             break;
         }
     }
+    int from_scope = 0;
     if (var_op || host_only(def, op, in, nin, types, n)) {
         /* placed already */
     } else if (ctx->scope_type >= 0) {
         type = (ltf_device_type)ctx->scope_type;
         ordinal = ctx->scope_ordinal;
+        from_scope = type != LTF_DEVICE_CPU;
     } else {
         for (int i = 0; i < nin; i++)
             if (in[i]->storage->device != LTF_DEVICE_CPU) {
@@ -485,6 +638,13 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
                 ordinal = in[i]->storage->ordinal;
                 break;
             }
+        /* TensorFlow 2's default: every input on the host, /gpu:0 where it
+        ** has a kernel, unless the op is a small integer one (shape
+        ** arithmetic stays on the host, as TensorFlow pins it) */
+        if (type == LTF_DEVICE_CPU && ltf_device_default_gpu(ctx) && !pinned_to_host(def, in, nin, types, n) &&
+            device_can_run(ctx, op, def, in, nin, types, n)) {
+            type = LTF_DEVICE_CUDA;
+        }
     }
     ltf_tensor *stack_tmp[STACK_INPUTS], *stack_host[STACK_INPUTS];
     ltf_tensor **tmp = stack_tmp, **host = NULL;
@@ -526,9 +686,17 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     ** segment_*) */
     if (k && (host_alloc || !be->kernel_kind || be->kernel_kind(be->bctx, op) == LTF_KERNEL_DEVICE)) {
         st = run_kernel(ctx, def, op, k, tmp, nin, a, types, n, out, type, ordinal, host_alloc || all_known(types, n));
+        ran_type = type;
+        ran_ordinal = ordinal;
         if (st == LTF_OK)
             count_kernel(ctx, op, be->kernel_kind && be->kernel_kind(be->bctx, op) == LTF_KERNEL_EMULATED
                                       ? LTF_KERNEL_RAN_EMULATED : LTF_KERNEL_RAN_DEVICE);
+        goto done;
+    }
+    if (from_scope && !ctx->soft_placement) {   /* TensorFlow's message with soft placement off */
+        st = ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                      "%s: Could not satisfy explicit device specification '/device:GPU:%d' because no supported "
+                      "kernel for GPU devices is available", def->name, ordinal);
         goto done;
     }
     if (var_op) {   /* the variables' bytes are on the device: no host kernel can update them */
@@ -566,6 +734,7 @@ done:
     release_all(tmp, ncopied);
     if (tmp != stack_tmp) free(tmp);
 record:
+    if (st == LTF_OK && ctx->log_placement) log_op(def, n > 0 ? out[0] : NULL, ran_type, ran_ordinal);
     if (st == LTF_OK && ctx->tape_record) {
         st = ctx->tape_record(ctx, op, in, nin, given, out, n);
         if (st != LTF_OK) release_all(out, n);

@@ -47,6 +47,9 @@ LTF_INTERNAL ltf_status ltf_tensor_copy_into(ltf_ctx *ctx, ltf_tensor *dst, cons
 /* ltf_op_run past inference when a device other than the host is involved
 ** (an input on it, or a device scope): placement, copies, the device's
 ** kernel or soft placement, and the tape. 'types'/'n': the inferred outputs. */
+/* Whether ops with no scope and every input on the host go to /gpu:0
+** (default placement on and a GPU visible). */
+LTF_INTERNAL int ltf_device_default_gpu(ltf_ctx *ctx);
 LTF_INTERNAL ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, ltf_tensor *const *in,
                                           int nin, const ltf_attrs *a, const ltf_attrs *given, const ltf_type *types,
                                           int n, ltf_tensor **out);

@@ -127,7 +127,8 @@ ltf_status ltf_op_run(ltf_ctx *ctx, ltf_op_id op, ltf_tensor *const *in, int nin
     if (!a) a = &no_attrs;
     int symbolic = ctx->graph != NULL;
     /* one pass over the inputs: symbolic ones, any not in host memory, their dtypes */
-    int elsewhere = ctx->scope_type > 0 || ((def->flags & LTF_OP_RESOURCE) && ctx->ndevices > 0);
+    int elsewhere = ctx->scope_type > 0 || ((def->flags & LTF_OP_RESOURCE) && ctx->ndevices > 0) ||
+                    ctx->log_placement || (ctx->default_placement && ltf_device_default_gpu(ctx));
     unsigned dtypes = 0;
     for (int i = 0; i < nin; i++) {
         if (!in[i]) return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: input %d is missing", def->name, i + 1);

@@ -479,6 +479,9 @@ static ltf_device_type fused_device(const ltf_ctx *ctx, const ltf_node *nd, ltf_
             *ordinal = in[k]->storage->ordinal;
             return in[k]->storage->device;
         }
+    /* TensorFlow 2's default placement: /gpu:0 (its fused_run has every
+    ** elementwise member; one it refuses runs on the host) */
+    if (ltf_device_default_gpu((ltf_ctx *)ctx)) return LTF_DEVICE_CUDA;
     return LTF_DEVICE_CPU;
 }
 
@@ -764,7 +767,8 @@ static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *input
     ** through ltf_op_run one by one; so must a graph with nodes or values
     ** on a device (each node runs on its device, else where its inputs are:
     ** docs/devices.md) */
-    int placed = ctx->ndevices > 0 && (p->devices || ctx->scope_type > 0 || inputs_elsewhere(g, inputs));
+    int placed = ctx->ndevices > 0 && (p->devices || ctx->scope_type > 0 || inputs_elsewhere(g, inputs) ||
+                                       ctx->default_placement || ctx->log_placement);
     /* with devices, a plan with fused groups (each on one device) keeps
     ** them: the other steps still go op by op through ltf_op_run */
     int fast_placed = placed && p->fused_placed && !ctx->device_policy_explicit;

@@ -6,7 +6,8 @@
 -- least 95% test accuracy in 3 epochs (PyTorch with Adam: 96.4%).
 --
 -- Settings (environment): CNN_EPOCHS (default 3), CNN_TRAIN (training
--- samples used; default all), CNN_BATCH (default 32), MNIST_DATA.
+-- samples used; default all), CNN_BATCH (default 32), CNN_TEST (test
+-- samples used; default all), MNIST_DATA.
 local tf = require("tf")
 
 local epochs = tonumber(os.getenv("CNN_EPOCHS") or "3")
@@ -21,7 +22,7 @@ local function prepare(images, labels, n)
   return tf.expand_dims(tf.cast(images, tf.float32) / 255, -1), tf.cast(labels, tf.int64) + 1
 end
 local x_train, y_train = prepare(train[1], train[2], n_train)
-local x_test, y_test = prepare(test[1], test[2])
+local x_test, y_test = prepare(test[1], test[2], tonumber(os.getenv("CNN_TEST") or "0"))
 print(("%d train samples, %d test samples"):format(x_train.shape[1], x_test.shape[1]))
 
 local layers = tf.keras.layers

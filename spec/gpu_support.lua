@@ -3,6 +3,17 @@
 -- time); without one each case is pending with the reason.
 local tf = require("tf")
 
+-- The specs of this folder compare explicit placements (tf.device, x:gpu())
+-- with the host: their reference values are computed on host tensors with
+-- no scope. Their cases run with TensorFlow 2's default placement off
+-- (luatf's internal switch: ops with no scope stay with their inputs,
+-- tf.constant on the host), set around each case by make_it and restored
+-- after it, so the other spec files of a busted run keep the default;
+-- spec/gpu/default_placement*_spec.lua turn it on (M.default_placement).
+-- Tensors a file makes outside its cases follow the default: make them in
+-- the cases, or on the host explicitly.
+local default_for_cases = false
+
 local M = {
   GPU = "/job:localhost/replica:0/task:0/device:GPU:0",
   CPU = "/job:localhost/replica:0/task:0/device:CPU:0",
@@ -19,7 +30,11 @@ function M.make_it(it, pending)
         pending("no GPU: tf.config.list_physical_devices('GPU') is empty (scripts/test.sh runs these with LTF_GPU_SIM=1)")
         return
       end
-      fn()
+      local saved = tf.core.placement("default")
+      tf.core.set_placement("default", default_for_cases)
+      local ok, err = pcall(fn)
+      tf.core.set_placement("default", saved)
+      if not ok then error(err, 0) end
     end)
   end
 end
@@ -129,6 +144,28 @@ function M.grad_of(forward)
     local y = tape:record(function() return forward(x, table.unpack(extra, 1, extra.n)) end)
     return tape:gradient(y, x)
   end
+end
+
+--- Runs the cases of the calling describe block with the default placement
+-- on (before_each / after_each: busted's, passed in).
+function M.default_placement(before_each, after_each)
+  before_each(function() default_for_cases = true end)
+  after_each(function() default_for_cases = false end)
+end
+
+--- A child lua5.4 running 'code' (LUA_PATH/CPATH inherited) with 'env'
+-- ("VAR=value ..." prefixed to the command) -> its stdout and stderr
+-- together, whether it exited 0.
+function M.run_child(code, env)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(code)
+  f:close()
+  local p = io.popen(("%s lua5.4 %s 2>&1"):format(env or "", path))
+  local out = p:read("a")
+  local ok, _, rc = p:close()
+  os.remove(path)
+  return out, ok and rc == 0
 end
 
 return M

@@ -757,9 +757,33 @@ static void parse_no_kernel(sim_dev *d, const ltf_core_api *api) {
     }
 }
 
+/* The devices CUDA_VISIBLE_DEVICES leaves of 'count', as the CUDA driver
+** reads it: indices separated by commas, up to the first that is not one
+** of the devices (out of range, repeated, negative, not a number); unset:
+** all of them; empty: none. */
+static size_t cuda_visible(size_t count) {
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (!v) return count;
+    size_t n = 0;
+    unsigned seen = 0;
+    while (*v) {
+        char *end;
+        long i = strtol(v, &end, 10);
+        if (end == v || i < 0 || (size_t)i >= count || (seen >> i) & 1u) break;
+        seen |= 1u << i;
+        n++;
+        v = end;
+        while (*v == ' ') v++;
+        if (*v != ',') break;
+        v++;
+    }
+    return n;
+}
+
 LTF_API int ltf_device_module_open(ltf_ctx *ctx, int ordinal, ltf_backend *out, char *err, size_t errlen) {
     size_t count = env_size("LTF_GPU_SIM_COUNT", 1);
     if (count > LTF_MAX_DEVICES) count = LTF_MAX_DEVICES;
+    count = cuda_visible(count);
     if (!out) return (int)count;
     if (ordinal < 0 || (size_t)ordinal >= count) {
         snprintf(err, errlen, "gpusim: no device %d (LTF_GPU_SIM_COUNT=%zu)", ordinal, count);

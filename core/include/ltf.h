@@ -292,6 +292,35 @@ LTF_API void       ltf_ctx_get_device(const ltf_ctx *ctx, int *type, int *ordina
 ** the op's ("silent", TensorFlow 2's default), 1 refuses them ("explicit"). */
 LTF_API void       ltf_ctx_set_device_policy(ltf_ctx *ctx, int explicit_policy);
 LTF_API int        ltf_ctx_device_policy(const ltf_ctx *ctx);
+/* TensorFlow 2's default placement: 1 runs ops with no scope and every
+** input on the host on /gpu:0 when a GPU is visible and has a kernel for
+** them (small int32/int64 ops stay on the host); 0 (the C default; the Lua
+** bindings turn it on) leaves them on the host. */
+LTF_API void       ltf_ctx_set_default_placement(ltf_ctx *ctx, int on);
+LTF_API int        ltf_ctx_default_placement(const ltf_ctx *ctx);
+/* Soft placement (1, the default): an op placed on a GPU by a scope that
+** has no kernel there runs on the host; 0: it fails (INVALID_ARGUMENT). */
+LTF_API void       ltf_ctx_set_soft_placement(ltf_ctx *ctx, int on);
+LTF_API int        ltf_ctx_soft_placement(const ltf_ctx *ctx);
+/* 1: every eager op prints "Executing op MatMul in device
+** /job:localhost/replica:0/task:0/device:GPU:0" to stderr, as TensorFlow. */
+LTF_API void       ltf_ctx_set_log_placement(ltf_ctx *ctx, int on);
+LTF_API int        ltf_ctx_log_placement(const ltf_ctx *ctx);
+/* GPUs the module found (before ltf_ctx_set_visible_devices hides any). */
+LTF_API int        ltf_ctx_num_physical_devices(ltf_ctx *ctx, ltf_device_type type);
+/* The GPUs the context uses: physical ordinals 'ordinals[0..n-1]' become
+** /gpu:0../gpu:n-1 (n -1: all of them). Once a device was opened the list
+** is fixed: another list fails with LTF_ERR_FAILED_PRECONDITION "Visible
+** devices cannot be modified after being initialized"; an unknown or
+** repeated ordinal is LTF_ERR_INVALID_ARGUMENT. */
+LTF_API ltf_status ltf_ctx_set_visible_devices(ltf_ctx *ctx, const int *ordinals, int n);
+/* The visible GPUs' physical ordinals into 'ordinals' (up to 'max'); returns their count. */
+LTF_API int        ltf_ctx_visible_devices(ltf_ctx *ctx, int *ordinals, int max);
+/* Whether a device was opened (the visible list is fixed from then on);
+** mark: the Lua bindings fix it at the first tensor too, as TensorFlow's
+** runtime initializes at its first op. */
+LTF_API int        ltf_ctx_devices_initialized(const ltf_ctx *ctx);
+LTF_API void       ltf_ctx_mark_devices_initialized(ltf_ctx *ctx);
 typedef struct ltf_device_memory {
     size_t in_use;     /* bytes the device's caching allocator hands out to live tensors */
     size_t peak;       /* highest 'in_use' since the device was opened (or reset) */

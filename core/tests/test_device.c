@@ -7,6 +7,7 @@
 ** (the sim's arena is PROT_NONE: a child process that tries faults).
 */
 #include <signal.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -138,5 +139,52 @@ int main(void) {
     CHECK(ltf_ctx_device_memory(a, LTF_DEVICE_CUDA, 0, &ma) == LTF_OK && ma.in_use == 0 && ma.reserved > 0);
     ltf_ctx_release(a);   /* closes its devices */
     ltf_ctx_release(b);
+
+    /* TensorFlow 2's default placement (off in a C context until set), the
+    ** visible devices (fixed once a device is open), small int ops pinned
+    ** to the host, soft placement off refusing a scope's op without a kernel */
+    setenv("LTF_GPU_SIM_NO_KERNEL", "cumsum", 1);
+    ltf_ctx *c = ltf_ctx_new();
+    CHECK(ltf_ctx_default_placement(c) == 0 && ltf_ctx_soft_placement(c) == 1 && ltf_ctx_log_placement(c) == 0);
+    CHECK(ltf_ctx_num_physical_devices(c, LTF_DEVICE_CUDA) == 2);
+    int vis[2] = {1, 1}, got[4];
+    CHECK(ltf_ctx_set_visible_devices(c, vis, 2) == LTF_ERR_INVALID_ARGUMENT);   /* repeated */
+    vis[0] = 2;
+    CHECK(ltf_ctx_set_visible_devices(c, vis, 1) == LTF_ERR_INVALID_ARGUMENT);   /* no physical GPU 2 */
+    vis[0] = 1;
+    CHECK(ltf_ctx_set_visible_devices(c, vis, 1) == LTF_OK);
+    CHECK(ltf_ctx_num_devices(c, LTF_DEVICE_CUDA) == 1 && ltf_ctx_num_physical_devices(c, LTF_DEVICE_CUDA) == 2);
+    CHECK(ltf_ctx_visible_devices(c, got, 4) == 1 && got[0] == 1);
+    CHECK(!ltf_ctx_devices_initialized(c));
+    const float cv[4] = {1, 2, 3, 4};
+    ltf_tensor *h = vec(c, cv, 4), *hin[2] = {h, h}, *r = NULL;
+    CHECK(ltf_op_run(c, LTF_OP_ADD, hin, 2, NULL, &r, 1, &n) == LTF_OK && ltf_tensor_device(r) == LTF_DEVICE_CPU);
+    ltf_tensor_release(r);
+    ltf_ctx_set_default_placement(c, 1);
+    CHECK(ltf_op_run(c, LTF_OP_ADD, hin, 2, NULL, &r, 1, &n) == LTF_OK && ltf_tensor_device(r) == LTF_DEVICE_CUDA &&
+          ltf_tensor_device_ordinal(r) == 0);   /* /gpu:0: physical GPU 1 */
+    CHECK(ltf_ctx_devices_initialized(c));
+    CHECK(ltf_ctx_set_visible_devices(c, NULL, -1) == LTF_ERR_FAILED_PRECONDITION);
+    CHECK(strstr(ltf_ctx_error(c), "Visible devices cannot be modified after being initialized") != NULL);
+    CHECK(ltf_ctx_set_visible_devices(c, vis, 1) == LTF_OK);   /* the same list: no change */
+    ltf_tensor_release(r);
+    int64_t three = 3;
+    const int32_t iv[3] = {1, 2, 3};
+    ltf_tensor *hi = ltf_tensor_from_data(c, LTF_DTYPE_INT32, 1, &three, iv), *iin[2] = {hi, hi};
+    CHECK(ltf_op_run(c, LTF_OP_ADD, iin, 2, NULL, &r, 1, &n) == LTF_OK && ltf_tensor_device(r) == LTF_DEVICE_CPU);
+    ltf_tensor_release(r);
+    CHECK(ltf_op_run(c, LTF_OP_CUMSUM, &h, 1, NULL, &r, 1, &n) == LTF_OK && ltf_tensor_device(r) == LTF_DEVICE_CPU);
+    ltf_tensor_release(r);   /* no kernel on the GPU: the CPU, the result left there */
+    ltf_ctx_set_soft_placement(c, 0);
+    CHECK(ltf_ctx_set_device(c, LTF_DEVICE_CUDA, 0) == LTF_OK);
+    CHECK(ltf_op_run(c, LTF_OP_CUMSUM, &h, 1, NULL, &r, 1, &n) == LTF_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ltf_ctx_error(c), "cumsum: Could not satisfy explicit device specification '/device:GPU:0'") != NULL);
+    ltf_ctx_set_soft_placement(c, 1);
+    CHECK(ltf_op_run(c, LTF_OP_CUMSUM, &h, 1, NULL, &r, 1, &n) == LTF_OK && ltf_tensor_device(r) == LTF_DEVICE_CUDA);
+    ltf_tensor_release(r);
+    ltf_tensor_release(hi);
+    ltf_tensor_release(h);
+    ltf_ctx_release(c);
+    unsetenv("LTF_GPU_SIM_NO_KERNEL");
     CHECK_DONE();
 }

@@ -77,9 +77,17 @@ return function(tf)
   end
 
   --- Convert the leaves of a structure to tensors (literals become tensors).
+  -- Datasets hold their tensors on the host, as TensorFlow's run on the
+  -- CPU: a tensor on a GPU is copied once here (not at each element).
+  local function on_host(t)
+    if t.cpu and not t:is_symbolic() then return t:cpu() end
+    return t
+  end
   local function to_struct(x, what)
-    if is_tensor(x) then return x end
-    if tf.is_variable and tf.is_variable(x) then return tf.convert_to_tensor(x) end
+    local hs = tf.core.internal.host_scope   -- literals made on the host (docs/devices.md)
+    local _ <close> = hs and hs(true) or nil
+    if is_tensor(x) then return on_host(x) end
+    if tf.is_variable and tf.is_variable(x) then return on_host(tf.convert_to_tensor(x)) end
     local ty = type(x)
     if ty == "number" or ty == "boolean" or ty == "string" then return tf.constant(x) end
     if is_plain_table(x) then
@@ -514,6 +522,35 @@ return function(tf)
     return unary("Prefetch", self, {_size = buffer_size})
   end
 
+  --- tf.data.experimental.prefetch_to_device(device [, buffer_size]): for
+  -- ds:apply(): the elements copied to 'device' ("/gpu:0"), buffer_size
+  -- (default 1) elements ahead of the one handed out, as TensorFlow's. The
+  -- pipeline before it runs on the host; a GPU that is absent: the elements
+  -- stay there (soft placement). Must be the last transformation.
+  function data.experimental.prefetch_to_device(device, buffer_size)
+    if type(device) ~= "string" then
+      raise("TypeError", "prefetch_to_device: expected a device name string, got %s", type(device))
+    end
+    local lower = device:lower()
+    local kind, index = lower:match("device:(%a+):(%d+)$")
+    if not kind then kind, index = lower:match("^/?(%a+):(%d+)$") end
+    if kind ~= "cpu" and kind ~= "gpu" then
+      raise("ValueError", "prefetch_to_device: cannot parse device name %q", device)
+    end
+    index = tonumber(index)
+    if buffer_size == nil then buffer_size = 1 end
+    buffer_size = check_int(buffer_size, "prefetch_to_device", "buffer_size", true)
+    if buffer_size < 1 then
+      raise("InvalidArgumentError", "prefetch_to_device: 'buffer_size' must be >= 1, got %d", buffer_size)
+    end
+    return function(ds)
+      check_self(ds, "prefetch_to_device")
+      local k, i = kind:upper(), index
+      if k == "GPU" and i >= (tf.core.num_gpus and tf.core.num_gpus() or 0) then k, i = "CPU", 0 end
+      return unary("PrefetchToDevice", ds, {_size = buffer_size, _kind = k, _index = i})
+    end
+  end
+
   --- ds:cache([filename]): the first complete iteration is kept in memory
   -- and replayed afterwards.
   function Dataset:cache(filename)
@@ -602,6 +639,7 @@ return function(tf)
     return UNK
   end
   card.Prefetch = card.Map
+  card.PrefetchToDevice = card.Map
   card.Cache = card.Map
   card.Enumerate = card.Map
   card.Concatenate = function(d)
@@ -1350,6 +1388,48 @@ return function(tf)
     if threaded then return threaded end
     return iter_of(d._input)
   end
+  -- prefetch_to_device: the input's elements (made on the host) copied to
+  -- the device, up to _size elements ahead of the one handed out (each copy
+  -- queued on the device's stream as it is made)
+  iters.PrefetchToDevice = function(d)
+    local it = iter_of(d._input)
+    local kind, index = d._kind, d._index
+    local function move(v)
+      if is_tensor(v) then
+        if v.dtype == tf.string or v.dtype == tf.resource or v:is_symbolic() then return v end
+        return tf.core.to_device(v, kind, index)
+      end
+      if is_plain_table(v) then
+        local out = {}
+        for k, e in pairs(v) do out[k] = move(e) end
+        return out
+      end
+      return v
+    end
+    local queue, head, tail, done = {}, 1, 0, false
+    local function fill()
+      while not done and tail - head + 1 < d._size do
+        local e = it()
+        if e == nil then
+          done = true
+        else
+          local m = {n = e.n}
+          for i = 1, e.n do m[i] = move(e[i]) end
+          tail = tail + 1
+          queue[tail] = m
+        end
+      end
+    end
+    return function()
+      fill()
+      local e = queue[head]
+      if e == nil then return nil end
+      queue[head] = nil
+      head = head + 1
+      fill()   -- the next elements' copies are queued before this one is used
+      return e
+    end
+  end
   iters.Cache = function(d)
     if d._store then
       local store, i = d._store, 0
@@ -1414,6 +1494,10 @@ return function(tf)
   --- it(): the next element's values, nil at the end (a Lua iterator).
   function Iterator.__call(it)
     if getmetatable(it) ~= Iterator then raise("TypeError", "iterator: expected a tf.data.Iterator") end
+    -- tf.data runs on the host, as TensorFlow runs it on the CPU (with a GPU
+    -- visible: in a /cpu:0 scope, a GPU scope around it too; docs/devices.md)
+    local hs = tf.core.internal.host_scope
+    local _ <close> = hs and hs(true) or nil
     local nxt = it._next
     if nxt == nil then
       nxt = iter_of(it._ds)

@@ -368,7 +368,73 @@ return function(tf)
     return src
   end
 
+  -- {==== batches on the device (TensorFlow 2's default placement, docs/devices.md)
+  -- a to-be-closed /cpu:0 scope when the default placement would put work on a GPU
+  local function host_scope()
+    local hs = core.internal.host_scope
+    return hs and hs() or nil
+  end
+
+  --- The batches of iterator 'it' made on the host (tf.data and Keras
+  -- slicing run on the CPU, as in TensorFlow) and copied to /gpu:0 one batch
+  -- ahead (prefetched: the next batch's copy is queued before the step on
+  -- this one runs) when the default placement puts ops on a GPU; 'it'
+  -- itself otherwise. make() returns 'it' (called on the host).
+  local function device_batches(make)
+    local probe = host_scope()
+    if probe == nil then return make() end
+    getmetatable(probe).__close(probe)
+    local it
+    do
+      local _ <close> = host_scope()
+      it = make()
+    end
+    local to_device = core.internal.to_default_device
+    local function fetch()
+      local r
+      do
+        local _ <close> = host_scope()
+        r = table.pack(it())
+      end
+      if r[1] == nil then return nil end
+      for i = 1, r.n do r[i] = to_device(r[i]) end
+      return r
+    end
+    local ahead = fetch()
+    return function()
+      local cur = ahead
+      if cur == nil then return nil end
+      ahead = fetch()
+      return table.unpack(cur, 1, cur.n)
+    end
+  end
+  T._device_batches = device_batches
+  -- }====
+
+  local make_source_on_host
+  --- make_source(fname, x, y, batch_size, shuffle) -> a source whose
+  -- iter(...) gives device_batches: made on the host, copied to /gpu:0 one
+  -- ahead under the default placement (its own iterator otherwise)
   local function make_source(fname, x, y, batch_size, shuffle)
+    local src = make_source_on_host(fname, x, y, batch_size, shuffle)
+    local iter = src.iter
+    src.iter = function(self, ...)
+      local args = table.pack(...)
+      return device_batches(function() return iter(self, table.unpack(args, 1, args.n)) end)
+    end
+    return src
+  end
+
+  function make_source_on_host(fname, x, y, batch_size, shuffle)
+    local hs <close> = host_scope()   -- host arrays stay on the host (batches are copied)
+    if hs then   -- arrays on the GPU are copied to the host once, not at each batch
+      local function host(v)
+        if tf.is_tensor(v) and not v:is_symbolic() then return v:cpu() end
+        if is_plain(v) then return smap(v, host) end
+        return v
+      end
+      if not is_dataset(x) then x, y = host(x), host(y) end
+    end
     if is_dataset(x) then
       if y ~= nil then raise("ValueError", sfmt("%s: `y` must not be given when x is a dataset", fname), 3) end
       return dataset_source(x)
@@ -390,6 +456,7 @@ return function(tf)
   end
 
   local function fmt_time(s)
+    s = math.floor(s + 0.5)   -- whole seconds (%d refuses 61.5 // 60 % 60 with a fraction)
     if s >= 3600 then return sfmt("%d:%02d:%02d", s // 3600, (s % 3600) // 60, s % 60) end
     if s >= 60 then return sfmt("%d:%02d", s // 60, s % 60) end
     return sfmt("%ds", math.floor(s + 0.5))
@@ -682,6 +749,7 @@ return function(tf)
         raise("ValueError", "fit: validation_split is only supported for tensor inputs, not a dataset", 2)
       end
       if opts.validation_split >= 1 then raise("ValueError", "fit: validation_split must be in [0, 1)", 2) end
+      local _ <close> = host_scope()
       local xt, yt = smap(x, as_tensor), smap(y, as_tensor)
       local n = first_leaf(xt).shape[1]
       local split = math.floor(n * (1 - opts.validation_split))
@@ -838,7 +906,7 @@ return function(tf)
     local outs = {}
     local it, steps
     if is_dataset(x) then
-      it = x:iter()
+      it = device_batches(function() return x:iter() end)
       local c = x:cardinality()
       steps = c >= 0 and c or nil
     else
