@@ -457,5 +457,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_example(L);
     ltfL_open_summary(L);
     ltfL_open_io(L);
+    ltfL_open_onnx_export(L);
     return 1;
 }

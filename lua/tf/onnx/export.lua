@@ -1,0 +1,669 @@
+--- tf.onnx.save: a traced function (or a Keras model) written as an ONNX
+-- model (docs/onnx_export.md).
+--
+-- The concrete function's graph is read node by node (core.onnx_graph_read:
+-- the traced ops, before fusion), each op goes through the one table OPS
+-- below (luatf op -> ONNX emitter), variables and captured constants become
+-- initializers (read at export time), and bindings/onnx_export.c packs the
+-- ModelProto with protobuf-c (proto/onnx.proto).
+local M = {}
+
+local sfmt, concat = string.format, table.concat
+local MIN_OPSET, MAX_OPSET = 13, 17
+local INT64_MAX = math.maxinteger
+
+-- luatf dtype enum (ORDER DTYPE, core/include/ltf.h) -> ONNX TensorProto.DataType
+local ONNX_TYPE = {[0] = 1, [1] = 11, [2] = 6, [3] = 7, [4] = 2, [5] = 9, [6] = 8, [8] = 10, [9] = 16}
+local FLOATS = {[0] = true, [1] = true, [8] = true, [9] = true}
+local DT = {float32 = 0, float64 = 1, int32 = 2, int64 = 3, uint8 = 4, bool = 5, string = 6, float16 = 8,
+            bfloat16 = 9}
+
+local function fail(kind, fmt, ...)
+  error({kind = kind, message = sfmt(fmt, ...)}, 0)
+end
+
+-- {==== the emitter state: ONNX nodes, initializers, value names
+local E = {}
+E.__index = E
+
+local function new_emitter(tf, opset)
+  return setmetatable({tf = tf, opset = opset, nodes = {}, inits = {}, names = {}, value = {}, count = 0},
+    E)
+end
+
+--- A value name not used yet, from 'base'.
+function E:fresh(base)
+  base = base or "v"
+  local name = base
+  while self.names[name] do
+    self.count = self.count + 1
+    name = base .. "_" .. self.count
+  end
+  self.names[name] = true
+  return name
+end
+
+--- Add an ONNX node; returns its output names ('nout' of them, default 1).
+function E:node(op_type, inputs, attrs, nout, base)
+  local outs = {}
+  for k = 1, nout or 1 do outs[k] = self:fresh((base or self.prefix or op_type) .. "/" .. op_type) end
+  local list = {}
+  for name, a in pairs(attrs or {}) do list[#list + 1] = {name = name, type = a[1], value = a[2]} end
+  table.sort(list, function(p, q) return p.name < q.name end)
+  self.nodes[#self.nodes + 1] = {op_type = op_type, name = self:fresh_node(op_type), inputs = inputs,
+                                 outputs = outs, attrs = list}
+  return table.unpack(outs)
+end
+
+function E:fresh_node(op_type)
+  self.nnodes = (self.nnodes or 0) + 1
+  return sfmt("%s/%s_%d", self.prefix or "graph", op_type, self.nnodes)
+end
+
+--- An initializer holding 'value' (a tf.Tensor, or a Lua number/list made
+-- into a tensor of dtype 'dtype'); returns its name.
+function E:const(value, dtype, base)
+  local tf = self.tf
+  if type(value) ~= "userdata" then value = tf.constant(value, dtype) end
+  local name = self:fresh(base or ((self.prefix or "const") .. "/const"))
+  self.inits[#self.inits + 1] = {name = name, value = value}
+  return name
+end
+
+function E:ints(list) return self:const(list, self.tf.int64) end
+function E:scalar(v, dtype_enum)
+  return self:const(v, self.tf.core.internal.dtype_by_enum[dtype_enum])
+end
+-- }====
+
+-- {==== helpers the emitters share
+local function attr_i(n, k) return n.attrs.i[k + 1] end   -- C's a->i[k]
+local function out_dtype(n, k) return n.outputs[k or 1].dtype end
+local function in_type(e, n, k) return e.types[n.inputs[k]] end
+local function in_rank(e, n, k)
+  local t = in_type(e, n, k)
+  return t and t.shape and #t.shape or nil
+end
+
+local function need_rank(e, n, k, what)
+  local r = in_rank(e, n, k)
+  if not r then
+    fail("UnimplementedError", "tf.onnx.save: op '%s' (node '%s') needs the rank of its %s to be known",
+      n.op, n.name, what or "input")
+  end
+  return r
+end
+
+local function unsupported(n, why)
+  fail("UnimplementedError", "tf.onnx.save: op '%s' (node '%s') has no ONNX form%s", n.op, n.name,
+    why and (": " .. why) or "")
+end
+
+local function unary(op_type)
+  return function(e, n, x) return e:node(op_type, {x[1]}) end
+end
+local function binary(op_type)
+  return function(e, n, x) return e:node(op_type, {x[1], x[2]}) end
+end
+
+local function cast_to(e, x, dt)
+  return e:node("Cast", {x}, {to = {"int", ONNX_TYPE[dt]}})
+end
+
+-- NHWC <-> NCHW around the convolution and pooling ops
+local function to_nchw(e, x) return e:node("Transpose", {x}, {perm = {"ints", {0, 3, 1, 2}}}) end
+local function to_nhwc(e, x) return e:node("Transpose", {x}, {perm = {"ints", {0, 2, 3, 1}}}) end
+
+-- padding attributes of Conv/MaxPool/AveragePool from luatf's i[0] (and
+-- explicit pads in ints[4..7] for conv2d)
+local function window_padding(n, attrs)
+  local p = attr_i(n, 0)
+  if p == 1 then attrs.auto_pad = {"string", "SAME_UPPER"}   -- TensorFlow's SAME: the smaller half before
+  elseif p == 2 then
+    local v = n.attrs.ints
+    attrs.pads = {"ints", {v[5], v[7], v[6], v[8]}}   -- top, left, bottom, right
+  else attrs.auto_pad = {"string", "VALID"} end
+end
+
+local function reduce(op_type, axes_as_input)
+  return function(e, n, x)
+    local axes, keep = n.attrs.ints, attr_i(n, 0) ~= 0 and 1 or 0
+    if axes and #axes == 0 then return e:node("Identity", {x[1]}) end
+    local attrs = {keepdims = {"int", keep}}
+    if axes_as_input then
+      return e:node(op_type, axes and {x[1], e:ints(axes)} or {x[1]}, attrs)
+    end
+    if axes then attrs.axes = {"ints", axes} end
+    return e:node(op_type, {x[1]}, attrs)
+  end
+end
+
+-- reduce_all / reduce_any on booleans: min / max over int32 0/1
+local function bool_reduce(op_type)
+  local r = reduce(op_type, false)
+  return function(e, n, x)
+    local i = cast_to(e, x[1], DT.int32)
+    return cast_to(e, r(e, n, {i}), DT.bool)
+  end
+end
+
+-- argmax / argmin: ONNX's positions are 0-based, luatf's 1-based
+local function arg_reduce(op_type)
+  return function(e, n, x)
+    local y = e:node(op_type, {x[1]}, {axis = {"int", attr_i(n, 1)}, keepdims = {"int", 0}})
+    y = e:node("Add", {y, e:scalar(1, DT.int64)})
+    if out_dtype(n) ~= DT.int64 then y = cast_to(e, y, out_dtype(n)) end
+    return y
+  end
+end
+
+local function like(value)   -- zeros_like / ones_like
+  return function(e, n, x)
+    local dt = out_dtype(n)
+    local shape = e:node("Shape", {x[1]})
+    local v = e.tf.constant({value}, e.tf.core.internal.dtype_by_enum[dt])
+    return e:node("ConstantOfShape", {shape}, {value = {"tensor", v}})
+  end
+end
+
+local function int_of(n, k) return n.attrs.i[k + 1] end
+
+-- strided_slice: luatf's 'end' is inclusive, ONNX's exclusive
+local function strided_slice(e, n, x)
+  local a = n.attrs
+  local m = #a.ints // 2
+  local begin_mask, end_mask, shrink, extra = int_of(n, 0), int_of(n, 1), int_of(n, 2), int_of(n, 3)
+  if extra ~= 0 then unsupported(n, "new_axis_mask and ellipsis_mask are not exported") end
+  local starts, ends, axes, steps, squeeze = {}, {}, {}, {}, {}
+  for k = 1, m do
+    local b, en, s = a.ints[k], a.ints[m + k], a.ints2 and a.ints2[k] or 1
+    local bit = 1 << (k - 1)
+    if shrink & bit ~= 0 then
+      s = 1
+      en = b == -1 and INT64_MAX or b + 1
+      squeeze[#squeeze + 1] = k - 1
+    else
+      if begin_mask & bit ~= 0 then b = s > 0 and 0 or INT64_MAX end
+      if end_mask & bit ~= 0 then en = s > 0 and INT64_MAX or math.mininteger
+      elseif s > 0 then en = en == -1 and INT64_MAX or en + 1
+      else en = en == 0 and math.mininteger or en - 1 end
+    end
+    starts[k], ends[k], axes[k], steps[k] = b, en, k - 1, s
+  end
+  local y = e:node("Slice", {x[1], e:ints(starts), e:ints(ends), e:ints(axes), e:ints(steps)})
+  if #squeeze > 0 then y = e:node("Squeeze", {y, e:ints(squeeze)}) end
+  return y
+end
+
+local function gelu(e, n, x)
+  local dt = out_dtype(n)
+  local half, one = e:scalar(0.5, dt), e:scalar(1, dt)
+  local inner
+  if attr_i(n, 0) ~= 0 then   -- tanh approximation
+    local x3 = e:node("Mul", {x[1], e:node("Mul", {x[1], x[1]})})
+    local s = e:node("Add", {x[1], e:node("Mul", {x3, e:scalar(0.044715, dt)})})
+    inner = e:node("Tanh", {e:node("Mul", {s, e:scalar(math.sqrt(2 / math.pi), dt)})})
+  else
+    inner = e:node("Erf", {e:node("Mul", {x[1], e:scalar(1 / math.sqrt(2), dt)})})
+  end
+  return e:node("Mul", {e:node("Mul", {x[1], half}), e:node("Add", {inner, one})})
+end
+-- }====
+
+--- The one table: luatf op name -> {onnx = "what it becomes", emit = f}
+-- (f(e, node, inputs) returns the ONNX names of the node's outputs). The
+-- operator list of docs/onnx_export.md is generated from it
+-- (tools/onnx_export_ops.lua). Placeholders, constants and variable reads
+-- are handled by save() itself.
+local OPS = {
+  -- elementwise, unary
+  negative = {onnx = "Neg", emit = unary("Neg")},
+  abs = {onnx = "Abs", emit = unary("Abs")},
+  sign = {onnx = "Sign", emit = unary("Sign")},
+  exp = {onnx = "Exp", emit = unary("Exp")},
+  log = {onnx = "Log", emit = unary("Log")},
+  log1p = {onnx = "Log(Add(x, 1))", emit = function(e, n, x)
+    return e:node("Log", {e:node("Add", {x[1], e:scalar(1, out_dtype(n))})}) end},
+  expm1 = {onnx = "Sub(Exp(x), 1)", emit = function(e, n, x)
+    return e:node("Sub", {e:node("Exp", {x[1]}), e:scalar(1, out_dtype(n))}) end},
+  sqrt = {onnx = "Sqrt", emit = unary("Sqrt")},
+  rsqrt = {onnx = "Reciprocal(Sqrt(x))", emit = function(e, n, x)
+    return e:node("Reciprocal", {e:node("Sqrt", {x[1]})}) end},
+  square = {onnx = "Mul(x, x)", emit = function(e, n, x) return e:node("Mul", {x[1], x[1]}) end},
+  reciprocal = {onnx = "Reciprocal", emit = unary("Reciprocal")},
+  tanh = {onnx = "Tanh", emit = unary("Tanh")},
+  sigmoid = {onnx = "Sigmoid", emit = unary("Sigmoid")},
+  relu = {onnx = "Relu", emit = unary("Relu")},
+  softplus = {onnx = "Softplus", emit = unary("Softplus")},
+  sin = {onnx = "Sin", emit = unary("Sin")},
+  cos = {onnx = "Cos", emit = unary("Cos")},
+  tan = {onnx = "Tan", emit = unary("Tan")},
+  asin = {onnx = "Asin", emit = unary("Asin")},
+  acos = {onnx = "Acos", emit = unary("Acos")},
+  atan = {onnx = "Atan", emit = unary("Atan")},
+  sinh = {onnx = "Sinh", emit = unary("Sinh")},
+  cosh = {onnx = "Cosh", emit = unary("Cosh")},
+  asinh = {onnx = "Asinh", emit = unary("Asinh")},
+  acosh = {onnx = "Acosh", emit = unary("Acosh")},
+  atanh = {onnx = "Atanh", emit = unary("Atanh")},
+  floor = {onnx = "Floor", emit = unary("Floor")},
+  ceil = {onnx = "Ceil", emit = unary("Ceil")},
+  round = {onnx = "Round (half to even, as TensorFlow)", emit = unary("Round")},
+  erf = {onnx = "Erf", emit = unary("Erf")},
+  erfc = {onnx = "Sub(1, Erf(x))", emit = function(e, n, x)
+    return e:node("Sub", {e:scalar(1, out_dtype(n)), e:node("Erf", {x[1]})}) end},
+  logical_not = {onnx = "Not", emit = unary("Not")},
+  is_nan = {onnx = "IsNaN", emit = unary("IsNaN")},
+  is_inf = {onnx = "IsInf", emit = unary("IsInf")},
+  is_finite = {onnx = "Not(Or(IsNaN(x), IsInf(x)))", emit = function(e, n, x)
+    return e:node("Not", {e:node("Or", {e:node("IsNaN", {x[1]}), e:node("IsInf", {x[1]})})}) end},
+  identity = {onnx = "Identity", emit = unary("Identity")},
+  stop_gradient = {onnx = "Identity", emit = unary("Identity")},
+  check_numerics = {onnx = "Identity (the check is not exported)", emit = unary("Identity")},
+  ensure_shape = {onnx = "Identity (the check is not exported)", emit = unary("Identity")},
+  zeros_like = {onnx = "ConstantOfShape(Shape(x))", emit = like(0)},
+  ones_like = {onnx = "ConstantOfShape(Shape(x))", emit = like(1)},
+  cast = {onnx = "Cast", emit = function(e, n, x)
+    local to = out_dtype(n)
+    if not ONNX_TYPE[to] then unsupported(n, "no ONNX dtype for the result") end
+    return cast_to(e, x[1], to)
+  end},
+  gelu = {onnx = "Mul, Add, Erf (or Tanh when approximate)", emit = gelu},
+  -- elementwise, binary (broadcasting as NumPy in both)
+  add = {onnx = "Add", emit = function(e, n, x)
+    if out_dtype(n) == DT.string then unsupported(n, "string concatenation") end
+    return e:node("Add", {x[1], x[2]})
+  end},
+  subtract = {onnx = "Sub", emit = binary("Sub")},
+  multiply = {onnx = "Mul", emit = binary("Mul")},
+  divide = {onnx = "Div", emit = function(e, n, x)
+    local dt = out_dtype(n)
+    local a, b = x[1], x[2]
+    if in_type(e, n, 1).dtype ~= dt then a, b = cast_to(e, a, dt), cast_to(e, b, dt) end
+    return e:node("Div", {a, b})
+  end},
+  floordiv = {onnx = "Floor(Div(a, b)) (floats), Div(Sub(a, Mod(a, b)), b) (integers)", emit = function(e, n, x)
+    if FLOATS[out_dtype(n)] then return e:node("Floor", {e:node("Div", {x[1], x[2]})}) end
+    local r = e:node("Mod", {x[1], x[2]}, {fmod = {"int", 0}})
+    return e:node("Div", {e:node("Sub", {x[1], r}), x[2]})
+  end},
+  floormod = {onnx = "Mod (integers), Sub(a, Mul(b, Floor(Div(a, b)))) (floats)", emit = function(e, n, x)
+    if not FLOATS[out_dtype(n)] then return e:node("Mod", {x[1], x[2]}, {fmod = {"int", 0}}) end
+    local q = e:node("Floor", {e:node("Div", {x[1], x[2]})})
+    return e:node("Sub", {x[1], e:node("Mul", {x[2], q})})
+  end},
+  truncatediv = {onnx = "Div", emit = binary("Div")},
+  truncatemod = {onnx = "Mod (fmod = 1)", emit = function(e, n, x)
+    return e:node("Mod", {x[1], x[2]}, {fmod = {"int", 1}}) end},
+  pow = {onnx = "Pow", emit = binary("Pow")},
+  maximum = {onnx = "Max", emit = binary("Max")},
+  minimum = {onnx = "Min", emit = binary("Min")},
+  squared_difference = {onnx = "Mul(Sub(a, b), Sub(a, b))", emit = function(e, n, x)
+    local d = e:node("Sub", {x[1], x[2]})
+    return e:node("Mul", {d, d})
+  end},
+  divide_no_nan = {onnx = "Where(Equal(b, 0), 0, Div(a, b))", emit = function(e, n, x)
+    local dt = out_dtype(n)
+    local zero = e:scalar(0, dt)
+    local z = e:node("Equal", {x[2], zero})
+    local safe = e:node("Where", {z, e:scalar(1, dt), x[2]})
+    return e:node("Where", {z, zero, e:node("Div", {x[1], safe})})
+  end},
+  equal = {onnx = "Equal", emit = binary("Equal")},
+  not_equal = {onnx = "Not(Equal(a, b))", emit = function(e, n, x)
+    return e:node("Not", {e:node("Equal", {x[1], x[2]})}) end},
+  less = {onnx = "Less", emit = binary("Less")},
+  less_equal = {onnx = "LessOrEqual", emit = binary("LessOrEqual")},
+  greater = {onnx = "Greater", emit = binary("Greater")},
+  greater_equal = {onnx = "GreaterOrEqual", emit = binary("GreaterOrEqual")},
+  logical_and = {onnx = "And", emit = binary("And")},
+  logical_or = {onnx = "Or", emit = binary("Or")},
+  logical_xor = {onnx = "Xor", emit = binary("Xor")},
+  where = {onnx = "Where", emit = function(e, n, x) return e:node("Where", {x[1], x[2], x[3]}) end},
+  -- reductions
+  reduce_sum = {onnx = "ReduceSum", emit = reduce("ReduceSum", true)},
+  reduce_mean = {onnx = "ReduceMean", emit = reduce("ReduceMean", false)},
+  reduce_max = {onnx = "ReduceMax", emit = reduce("ReduceMax", false)},
+  reduce_min = {onnx = "ReduceMin", emit = reduce("ReduceMin", false)},
+  reduce_prod = {onnx = "ReduceProd", emit = reduce("ReduceProd", false)},
+  reduce_all = {onnx = "Cast, ReduceMin, Cast", emit = bool_reduce("ReduceMin")},
+  reduce_any = {onnx = "Cast, ReduceMax, Cast", emit = bool_reduce("ReduceMax")},
+  argmax = {onnx = "Add(ArgMax(x), 1) (luatf's positions are 1-based)", emit = arg_reduce("ArgMax")},
+  argmin = {onnx = "Add(ArgMin(x), 1) (luatf's positions are 1-based)", emit = arg_reduce("ArgMin")},
+  cumsum = {onnx = "CumSum", emit = function(e, n, x)
+    return e:node("CumSum", {x[1], e:ints({attr_i(n, 1)})},
+      {exclusive = {"int", attr_i(n, 2) ~= 0 and 1 or 0}, reverse = {"int", attr_i(n, 3) ~= 0 and 1 or 0}})
+  end},
+  -- shapes and movement
+  reshape = {onnx = "Reshape", emit = function(e, n, x)
+    for _, d in ipairs(n.attrs.ints) do
+      if d == 0 then unsupported(n, "a zero-sized dimension (ONNX's Reshape reads 0 as 'copy')") end
+    end
+    return e:node("Reshape", {x[1], e:ints(n.attrs.ints)})
+  end},
+  transpose = {onnx = "Transpose", emit = function(e, n, x)
+    return e:node("Transpose", {x[1]}, n.attrs.ints and {perm = {"ints", n.attrs.ints}} or nil)
+  end},
+  expand_dims = {onnx = "Unsqueeze", emit = function(e, n, x)
+    return e:node("Unsqueeze", {x[1], e:ints({attr_i(n, 0)})}) end},
+  squeeze = {onnx = "Squeeze", emit = function(e, n, x)
+    return e:node("Squeeze", n.attrs.ints and {x[1], e:ints(n.attrs.ints)} or {x[1]}) end},
+  concat = {onnx = "Concat", emit = function(e, n, x)
+    return e:node("Concat", x, {axis = {"int", attr_i(n, 0)}}) end},
+  stack = {onnx = "Unsqueeze each, Concat", emit = function(e, n, x)
+    local axis, parts = attr_i(n, 0), {}
+    for k, v in ipairs(x) do parts[k] = e:node("Unsqueeze", {v, e:ints({axis})}) end
+    return e:node("Concat", parts, {axis = {"int", axis}})
+  end},
+  split = {onnx = "Split", emit = function(e, n, x)
+    local axis, sizes = attr_i(n, 0), n.attrs.ints
+    if sizes then
+      local known, unknown = 0, nil
+      for k, s in ipairs(sizes) do if s < 0 then unknown = k else known = known + s end end
+      if unknown then
+        local t = in_type(e, n, 1)
+        local r = t.shape and #t.shape
+        local ax = r and (axis < 0 and axis + r or axis)
+        local dim = r and t.shape[ax + 1]
+        if not dim or dim < 0 then unsupported(n, "a size of -1 over an unknown dimension") end
+        sizes = table.move(sizes, 1, #sizes, 1, {})
+        sizes[unknown] = dim - known
+      end
+      return e:node("Split", {x[1], e:ints(sizes)}, {axis = {"int", axis}}, #n.outputs)
+    end
+    return e:node("Split", {x[1]}, {axis = {"int", axis}}, #n.outputs)
+  end},
+  unstack = {onnx = "Split, Squeeze", emit = function(e, n, x)
+    local axis = attr_i(n, 0)
+    local parts = {e:node("Split", {x[1]}, {axis = {"int", axis}}, #n.outputs)}
+    for k, p in ipairs(parts) do parts[k] = e:node("Squeeze", {p, e:ints({axis})}) end
+    return table.unpack(parts)
+  end},
+  slice = {onnx = "Slice", emit = function(e, n, x)
+    local b, size = n.attrs.ints, n.attrs.ints2
+    local ends, axes = {}, {}
+    for k = 1, #b do
+      ends[k] = size[k] < 0 and INT64_MAX or b[k] + size[k]
+      axes[k] = k - 1
+    end
+    return e:node("Slice", {x[1], e:ints(b), e:ints(ends), e:ints(axes)})
+  end},
+  strided_slice = {onnx = "Slice (+ Squeeze for shrunk axes)", emit = strided_slice},
+  gather = {onnx = "Gather(params, Sub(indices, 1)) (luatf's indices are 1-based)", emit = function(e, n, x)
+    if attr_i(n, 1) ~= 0 then unsupported(n, "batch_dims") end
+    local idx = e:node("Sub", {x[2], e:scalar(1, in_type(e, n, 2).dtype)})
+    return e:node("Gather", {x[1], idx}, {axis = {"int", attr_i(n, 0)}})
+  end},
+  one_hot = {onnx = "OneHot (indices made 0-based, out-of-range ones kept out of range)", emit = function(e, n, x)
+    local it = in_type(e, n, 1).dtype
+    local depth = attr_i(n, 0)
+    local idx = e:node("Sub", {x[1], e:scalar(1, it)})
+    -- ONNX counts negative indices from the end; luatf's 0 and below give all off
+    local neg = e:node("Less", {idx, e:scalar(0, it)})
+    idx = e:node("Where", {neg, e:scalar(depth, it), idx})
+    local values = e:node("Concat", {e:node("Reshape", {x[3], e:ints({1})}), e:node("Reshape", {x[2], e:ints({1})})},
+      {axis = {"int", 0}})
+    return e:node("OneHot", {idx, e:ints({depth}), values}, {axis = {"int", attr_i(n, 1)}})
+  end},
+  tile = {onnx = "Tile", emit = function(e, n, x) return e:node("Tile", {x[1], e:ints(n.attrs.ints)}) end},
+  pad = {onnx = "Pad", emit = function(e, n, x)
+    local mode = attr_i(n, 0)
+    if mode == 2 then unsupported(n, "SYMMETRIC padding") end
+    local v, r = n.attrs.ints, #n.attrs.ints // 2
+    local pads = {}
+    for k = 1, r do pads[k], pads[r + k] = v[2 * k - 1], v[2 * k] end
+    local ins = {x[1], e:ints(pads)}
+    if x[2] then ins[3] = x[2] end
+    return e:node("Pad", ins, {mode = {"string", mode == 1 and "reflect" or "constant"}})
+  end},
+  reverse = {onnx = "Slice (steps -1)", emit = function(e, n, x)
+    local axes = n.attrs.ints
+    if #axes == 0 then return e:node("Identity", {x[1]}) end
+    local starts, ends, steps = {}, {}, {}
+    for k = 1, #axes do starts[k], ends[k], steps[k] = -1, math.mininteger, -1 end
+    return e:node("Slice", {x[1], e:ints(starts), e:ints(ends), e:ints(axes), e:ints(steps)})
+  end},
+  broadcast_to = {onnx = "Expand", emit = function(e, n, x)
+    return e:node("Expand", {x[1], e:ints(n.attrs.ints)}) end},
+  shape = {onnx = "Shape (+ Cast)", emit = function(e, n, x)
+    local y = e:node("Shape", {x[1]})
+    if out_dtype(n) ~= DT.int64 then y = cast_to(e, y, out_dtype(n)) end
+    return y
+  end},
+  size = {onnx = "Size (+ Cast)", emit = function(e, n, x)
+    local y = e:node("Size", {x[1]})
+    if out_dtype(n) ~= DT.int64 then y = cast_to(e, y, out_dtype(n)) end
+    return y
+  end},
+  -- neural networks
+  matmul = {onnx = "MatMul (+ Transpose for transpose_a/b)", emit = function(e, n, x)
+    local a, b = x[1], x[2]
+    local function swap(v, k)
+      local r = need_rank(e, n, k, k == 1 and "first input" or "second input")
+      local perm = {}
+      for d = 1, r do perm[d] = d - 1 end
+      perm[r - 1], perm[r] = r - 1, r - 2
+      return e:node("Transpose", {v}, {perm = {"ints", perm}})
+    end
+    if attr_i(n, 0) ~= 0 then a = swap(a, 1) end
+    if attr_i(n, 1) ~= 0 then b = swap(b, 2) end
+    return e:node("MatMul", {a, b})
+  end},
+  softmax = {onnx = "Softmax", emit = function(e, n, x)
+    return e:node("Softmax", {x[1]}, {axis = {"int", attr_i(n, 0)}}) end},
+  log_softmax = {onnx = "LogSoftmax", emit = function(e, n, x)
+    return e:node("LogSoftmax", {x[1]}, {axis = {"int", attr_i(n, 0)}}) end},
+  conv2d = {onnx = "Conv between Transposes (NHWC, HWIO -> NCHW, OIHW)", emit = function(e, n, x)
+    local v = n.attrs.ints
+    local attrs = {strides = {"ints", {v[1], v[2]}}, dilations = {"ints", {v[3] or 1, v[4] or 1}}}
+    window_padding(n, attrs)
+    local w = e:node("Transpose", {x[2]}, {perm = {"ints", {3, 2, 0, 1}}})
+    return to_nhwc(e, e:node("Conv", {to_nchw(e, x[1]), w}, attrs))
+  end},
+  depthwise_conv2d = {onnx = "Conv with group = C between Transposes", emit = function(e, n, x)
+    local ft = in_type(e, n, 2)
+    if not (ft.shape and #ft.shape == 4 and ft.shape[3] >= 0 and ft.shape[4] >= 0) then
+      unsupported(n, "the filter's shape must be known")
+    end
+    local kh, kw, c, mult = table.unpack(ft.shape)
+    local v = n.attrs.ints
+    local attrs = {strides = {"ints", {v[1], v[2]}}, dilations = {"ints", {v[3] or 1, v[4] or 1}},
+                   group = {"int", c}}
+    window_padding(n, attrs)
+    local w = e:node("Reshape", {x[2], e:ints({kh, kw, 1, c * mult})})
+    w = e:node("Transpose", {w}, {perm = {"ints", {3, 2, 0, 1}}})
+    return to_nhwc(e, e:node("Conv", {to_nchw(e, x[1]), w}, attrs))
+  end},
+  max_pool2d = {onnx = "MaxPool between Transposes", emit = function(e, n, x)
+    local v = n.attrs.ints
+    local attrs = {kernel_shape = {"ints", {v[1], v[2]}}, strides = {"ints", {v[3], v[4]}}}
+    window_padding(n, attrs)
+    return to_nhwc(e, e:node("MaxPool", {to_nchw(e, x[1])}, attrs))
+  end},
+  avg_pool2d = {onnx = "AveragePool (padding not counted) between Transposes", emit = function(e, n, x)
+    local v = n.attrs.ints
+    local attrs = {kernel_shape = {"ints", {v[1], v[2]}}, strides = {"ints", {v[3], v[4]}},
+                   count_include_pad = {"int", 0}}
+    window_padding(n, attrs)
+    return to_nhwc(e, e:node("AveragePool", {to_nchw(e, x[1])}, attrs))
+  end},
+}
+M.OPS = OPS
+
+--- The operator table as a sorted list {{op=, onnx=}} (docs generation).
+function M.operators()
+  local list = {}
+  for op, d in pairs(OPS) do list[#list + 1] = {op = op, onnx = d.onnx} end
+  table.sort(list, function(a, b) return a.op < b.op end)
+  return list
+end
+
+-- {==== save
+local function is_cf(f) local mt = getmetatable(f) return mt and mt.__name == "tf.ConcreteFunction" end
+local function is_pf(f) local mt = getmetatable(f) return mt and mt.__name == "tf.fn" end
+
+-- the concrete function to export
+local function concrete(tf, f, opts)
+  if is_cf(f) then
+    if opts.input_signature then
+      fail("ValueError", "tf.onnx.save: input_signature is given, but a concrete function has its own")
+    end
+    return f
+  end
+  local sig = opts.input_signature
+  if sig ~= nil and type(sig) ~= "table" then
+    fail("TypeError", "tf.onnx.save: input_signature must be a list of tf.TensorSpec, got %s", type(sig))
+  end
+  if not is_pf(f) then
+    if type(f) ~= "function" and not (type(f) == "table" and getmetatable(f) and getmetatable(f).__call) then
+      fail("TypeError", "tf.onnx.save: expected a tf.fn, a concrete function, a Keras model or a Lua function, got %s",
+        type(f))
+    end
+    local obj = f
+    if sig and #sig == 1 then   -- a Keras model's one input is named 'inputs', as Keras names call's argument
+      f = tf.fn(function(inputs) return obj(inputs) end)
+    else
+      f = tf.fn(function(...) return obj(...) end)
+    end
+  end
+  if sig then return f:get_concrete_function(table.unpack(sig, 1, sig.n or #sig)) end
+  local ok, cf = pcall(f.get_concrete_function, f)
+  if ok then return cf end
+  local cfs = f:concrete_functions()
+  if #cfs == 1 then return cfs[1] end
+  fail("ValueError", "tf.onnx.save: give opts.input_signature (a list of tf.TensorSpec): the function has %d traces",
+    #cfs)
+end
+
+local function value_info(name, o, dim_name)
+  local dims
+  if o.shape then
+    dims = {}
+    for k, d in ipairs(o.shape) do
+      if d >= 0 then dims[k] = d else dims[k] = dim_name and dim_name(k) or false end
+    end
+  end
+  local et = ONNX_TYPE[o.dtype]
+  if not et then fail("TypeError", "tf.onnx.save: '%s' has a dtype ONNX has not", name) end
+  -- false entries (unnamed unknown dims) are packed as empty dimensions
+  for k = 1, dims and #dims or 0 do if dims[k] == false then dims[k] = true end end
+  return {name = name, elem_type = et, dims = dims}
+end
+
+local OPTS = {input_signature = true, opset = true, producer_name = true, doc_string = true, output_names = true,
+              input_names = true}
+
+--- tf.onnx.save(f, path, opts) -> the bytes written (also when path is nil:
+-- then nothing is written). opts: input_signature = {tf.TensorSpec, ...}
+-- (a tf.fn without its own signature, a Keras model, a Lua function),
+-- opset = 13..17 (default 17), input_names/output_names, doc_string.
+function M.save(f, path, opts)
+  local tf = require("tf")
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("TypeError", "tf.onnx.save: options must be a table, got %s", type(opts)) end
+  for k in pairs(opts) do
+    if not OPTS[k] then fail("ValueError", "tf.onnx.save: unknown option '%s'", tostring(k)) end
+  end
+  if path ~= nil and type(path) ~= "string" then
+    fail("TypeError", "tf.onnx.save: path must be a string, got %s", type(path))
+  end
+  local opset = opts.opset or MAX_OPSET
+  if math.type(opset) ~= "integer" or opset < MIN_OPSET or opset > MAX_OPSET then
+    fail("ValueError", "tf.onnx.save: opset %s is not supported (%d to %d)", tostring(opset), MIN_OPSET, MAX_OPSET)
+  end
+  local cf = concrete(tf, f, opts)
+  local G = cf._G
+  local core = tf.core
+  local nodes, outputs = core.onnx_graph_read(G)
+  local inputs = core.graph_signature(G)
+
+  local e = new_emitter(tf, opset)
+  e.types = {}
+  local ref = e.value   -- luatf "node:k" -> ONNX value name
+  -- inputs (placeholders, in order), with dim_params for unknown dims
+  local gin = {}
+  for k, t in ipairs(inputs) do
+    local name = opts.input_names and opts.input_names[k] or t.name
+    e.names[name] = true
+    gin[k] = value_info(name, t, function(d) return d == 1 and "batch" or sfmt("%s_dim%d", name, d) end)
+  end
+  local pk = 0
+  for _, n in ipairs(nodes) do
+    for k, o in ipairs(n.outputs) do e.types[n.name .. ":" .. (k - 1)] = o end
+    if n.op == "Placeholder" then
+      pk = pk + 1
+      ref[n.name .. ":0"] = gin[pk].name
+    end
+  end
+  -- constants: captured tensors and variables become initializers
+  local readers = {}   -- read_variable nodes: their handle's initializer
+  for _, n in ipairs(nodes) do
+    if n.value then
+      local v = n.value
+      if n.outputs[1] and n.outputs[1].dtype == 7 then   -- a variable handle (LTF_DTYPE_RESOURCE)
+        local name = core.variable_info(v)
+        local val = core.variable_read(v)
+        ref[n.name .. ":0"] = e:const(val, nil, e.names[name] and n.name or name)
+      elseif n.outputs[1] and ONNX_TYPE[n.outputs[1].dtype] then
+        ref[n.name .. ":0"] = e:const(v, nil, n.name)
+      else
+        unsupported(n, "a constant of a dtype ONNX has not")
+      end
+    end
+  end
+  for _, n in ipairs(nodes) do
+    if n.op == "read_variable" then
+      ref[n.name .. ":0"] = ref[n.inputs[1]]
+    elseif n.op ~= "Placeholder" and not n.value then
+      local d = OPS[n.op]
+      if not d then
+        fail("UnimplementedError", "tf.onnx.save: op '%s' (node '%s') has no ONNX form", n.op, n.name)
+      end
+      if n.functions then unsupported(n, "control flow is not exported") end
+      local x = {}
+      for k, s in ipairs(n.inputs) do
+        x[k] = ref[s]
+        if not x[k] then fail("InternalError", "tf.onnx.save: input '%s' of node '%s' has no value", s, n.name) end
+      end
+      e.prefix = n.name
+      local outs = {d.emit(e, n, x)}
+      if #outs < #n.outputs then
+        fail("InternalError", "tf.onnx.save: the emitter of '%s' gave %d outputs for %d", n.op, #outs, #n.outputs)
+      end
+      for k = 1, #n.outputs do ref[n.name .. ":" .. (k - 1)] = outs[k] end
+    end
+  end
+  e.prefix = "outputs"
+  -- outputs: an Identity each, named output_1, ... (or opts.output_names)
+  local gout = {}
+  for k, s in ipairs(outputs) do
+    local name = opts.output_names and opts.output_names[k] or ("output_" .. k)
+    if e.names[name] then fail("ValueError", "tf.onnx.save: output name '%s' is used already", name) end
+    e.names[name] = true
+    e.nodes[#e.nodes + 1] = {op_type = "Identity", name = e:fresh_node("Identity"), inputs = {ref[s]},
+                             outputs = {name}, attrs = {}}
+    gout[k] = value_info(name, e.types[s])
+  end
+  local model = {
+    ir_version = 8,
+    opsets = {{domain = "", version = opset}},
+    producer_name = opts.producer_name or "luatf",
+    producer_version = tf.__version__ or tf.version or "",
+    doc_string = opts.doc_string,
+    graph = {name = cf.name or "luatf", nodes = e.nodes, initializers = e.inits, inputs = gin, outputs = gout},
+  }
+  local bytes = core.onnx_pack(model)
+  if path then
+    local tmp = path .. ".tmp"
+    local fh, err = io.open(tmp, "wb")
+    if not fh then fail("NotFoundError", "tf.onnx.save: cannot write '%s': %s", path, tostring(err)) end
+    fh:write(bytes)
+    fh:close()
+    local ok, rerr = os.rename(tmp, path)
+    if not ok then os.remove(tmp) fail("NotFoundError", "tf.onnx.save: cannot write '%s': %s", path, tostring(rerr)) end
+  end
+  return bytes
+end
+-- }====
+
+return M

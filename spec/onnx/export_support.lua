@@ -1,0 +1,115 @@
+-- spec/onnx/export_support.lua: what the tf.onnx.save specs share: the ONNX
+-- checker (python3-onnx) and ONNX Runtime (onnxruntime-node through
+-- tools/ort_run.js), each found or reported missing (the specs then call
+-- pending() with the reason, never pass silently).
+local cjson = require("cjson")
+local support = require("support")
+local assert = require("luassert")
+local M = {}
+
+local root = (debug.getinfo(1, "S").source:match("^@(.*)/spec/onnx/[^/]*$")) or "."
+M.root = root
+local PY = "/usr/bin/python3"
+-- python children run without the sanitizer preload (scripts/sanitize.sh)
+local function sh(cmd) return "env -u LD_PRELOAD " .. cmd end
+
+local function run(cmd)
+  local p = io.popen(sh(cmd) .. " 2>&1", "r")
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return ok, out, code
+end
+
+--- The node_modules folder holding onnxruntime-node, or nil and why not.
+function M.ort_dir()
+  local cands = {}
+  if os.getenv("LTF_ORT_NODE_PATH") then cands[#cands + 1] = os.getenv("LTF_ORT_NODE_PATH") end
+  cands[#cands + 1] = root .. "/" .. (os.getenv("BUILD_DIR") or "build") .. "/npm/node_modules"
+  for _, d in ipairs(cands) do
+    local f = io.open(d .. "/onnxruntime-node/package.json", "r")
+    if f then f:close() return d end
+  end
+  return nil, "onnxruntime-node not found (bash scripts/setup.sh installs it into build/npm, or set LTF_ORT_NODE_PATH)"
+end
+
+--- Reason to skip, or nil when node, onnxruntime-node and python3-onnx are all there.
+function M.missing()
+  if not run("node --version >/dev/null") then return "node is not installed (nodejs)" end
+  local dir, why = M.ort_dir()
+  if not dir then return why end
+  if not run(PY .. " -c 'import onnx' >/dev/null") then return "python3-onnx is not installed" end
+  return nil
+end
+
+--- onnx.checker.check_model(full_check = True) on the file: ok, message.
+function M.check(path)
+  local ok, out = run(PY .. " -c " .. support.shell_quote(
+    "import onnx, sys\nm = onnx.load(sys.argv[1])\nonnx.checker.check_model(m, full_check=True)\nprint('ok')")
+    .. " " .. support.shell_quote(path))
+  return ok and out:match("ok"), out
+end
+
+--- A Python expression evaluated with 'm' the loaded model (e.g. its input dims).
+function M.py(path, expr)
+  local ok, out = run(PY .. " -c " .. support.shell_quote(
+    "import onnx, sys, json\nm = onnx.load(sys.argv[1])\nprint(json.dumps(" .. expr .. "))")
+    .. " " .. support.shell_quote(path))
+  assert(ok, out)
+  return cjson.decode(out)
+end
+
+local NAMES = {float32 = true, float64 = true, int32 = true, int64 = true, uint8 = true, bool = true}
+
+local function spec_of(t)
+  local dt = t.dtype.name
+  assert(NAMES[dt], "ort_run: dtype " .. dt)
+  local flat = support.flatten(t:totable())
+  if type(flat) ~= "table" then flat = {flat} end
+  local shape = t.shape:as_list()
+  return {dtype = dt, dims = setmetatable(shape, cjson.array_mt), data = setmetatable(flat, cjson.array_mt)}
+end
+
+--- Run the model under ONNX Runtime with inputs {name = tf.Tensor}; returns
+-- {name = {dtype=, dims=, data=}} and the output names in order.
+function M.ort(path, inputs)
+  local dir = assert(M.ort_dir())
+  local tmp = support.tmpdir()
+  local feeds = {}
+  for name, t in pairs(inputs) do feeds[name] = spec_of(t) end
+  cjson.encode_number_precision(14)
+  support.spit(tmp .. "/in.json", cjson.encode(feeds))
+  local ok, out = run("LTF_ORT_NODE_PATH=" .. support.shell_quote(dir) .. " node " ..
+    support.shell_quote(root .. "/tools/ort_run.js") .. " " .. support.shell_quote(path) .. " " ..
+    support.shell_quote(tmp .. "/in.json") .. " " .. support.shell_quote(tmp .. "/out.json"))
+  assert(ok, "ort_run failed: " .. out)
+  local res = cjson.decode(support.slurp(tmp .. "/out.json"))
+  os.execute("rm -rf " .. support.shell_quote(tmp))
+  return res, res.__order
+end
+
+--- Assert that ORT's output 'o' equals tensor 't' (shape, and values within rtol/atol).
+function M.assert_close(t, o, rtol, atol)
+  rtol, atol = rtol or 1e-5, atol or 1e-6
+  local shape = t.shape:as_list()
+  assert.are.same(shape, o.dims)
+  local flat = support.flatten(t:totable())
+  if type(flat) ~= "table" then flat = {flat} end
+  assert.are.equal(#flat, #o.data)
+  for k = 1, #flat do
+    local a, b = flat[k], o.data[k]
+    if type(a) == "number" and type(b) == "number" then
+      if math.abs(a - b) > atol + rtol * math.abs(a) then
+        error(string.format("element %d: luatf %.9g, ONNX Runtime %.9g", k, a, b), 2)
+      end
+    else
+      assert.are.equal(a, b)
+    end
+  end
+end
+
+--- A scratch file path for a model.
+function M.tmpfile(name)
+  return support.tmpdir() .. "/" .. name
+end
+
+return M
