@@ -115,14 +115,37 @@ local function to_nchw(e, x) return e:node("Transpose", {x}, {perm = {"ints", {0
 local function to_nhwc(e, x) return e:node("Transpose", {x}, {perm = {"ints", {0, 2, 3, 1}}}) end
 
 -- padding attributes of Conv/MaxPool/AveragePool from luatf's i[0] (and
--- explicit pads in ints[4..7] for conv2d)
-local function window_padding(n, attrs)
+-- explicit pads in ints[4..7] for conv2d). TensorFlow's SAME puts the
+-- smaller half before: explicit pads when the input's height and width are
+-- known (ONNX Runtime refuses auto_pad with dilations), else SAME_UPPER.
+local function window_padding(e, n, attrs, k, s, d)
   local p = attr_i(n, 0)
-  if p == 1 then attrs.auto_pad = {"string", "SAME_UPPER"}   -- TensorFlow's SAME: the smaller half before
+  if p == 1 then
+    local t = in_type(e, n, 1)
+    local hw = t.shape and #t.shape == 4 and {t.shape[2], t.shape[3]}
+    if hw and hw[1] >= 0 and hw[2] >= 0 and k[1] >= 0 and k[2] >= 0 then
+      local before, after = {}, {}
+      for j = 1, 2 do
+        local out = (hw[j] + s[j] - 1) // s[j]
+        local total = math.max((out - 1) * s[j] + (k[j] - 1) * d[j] + 1 - hw[j], 0)
+        before[j], after[j] = total // 2, total - total // 2
+      end
+      attrs.pads = {"ints", {before[1], before[2], after[1], after[2]}}
+    elseif d[1] == 1 and d[2] == 1 then
+      attrs.auto_pad = {"string", "SAME_UPPER"}
+    else
+      unsupported(n, "SAME padding with dilations over an unknown height or width")
+    end
   elseif p == 2 then
     local v = n.attrs.ints
     attrs.pads = {"ints", {v[5], v[7], v[6], v[8]}}   -- top, left, bottom, right
   else attrs.auto_pad = {"string", "VALID"} end
+end
+
+local function filter_hw(e, n)
+  local ft = in_type(e, n, 2)
+  if ft.shape and #ft.shape == 4 then return {ft.shape[1], ft.shape[2]} end
+  return {-1, -1}
 end
 
 local function reduce(op_type, axes_as_input)
@@ -455,8 +478,9 @@ local OPS = {
     return e:node("LogSoftmax", {x[1]}, {axis = {"int", attr_i(n, 0)}}) end},
   conv2d = {onnx = "Conv between Transposes (NHWC, HWIO -> NCHW, OIHW)", emit = function(e, n, x)
     local v = n.attrs.ints
-    local attrs = {strides = {"ints", {v[1], v[2]}}, dilations = {"ints", {v[3] or 1, v[4] or 1}}}
-    window_padding(n, attrs)
+    local s, d = {v[1], v[2]}, {v[3] or 1, v[4] or 1}
+    local attrs = {strides = {"ints", s}, dilations = {"ints", d}}
+    window_padding(e, n, attrs, filter_hw(e, n), s, d)
     local w = e:node("Transpose", {x[2]}, {perm = {"ints", {3, 2, 0, 1}}})
     return to_nhwc(e, e:node("Conv", {to_nchw(e, x[1]), w}, attrs))
   end},
@@ -467,9 +491,9 @@ local OPS = {
     end
     local kh, kw, c, mult = table.unpack(ft.shape)
     local v = n.attrs.ints
-    local attrs = {strides = {"ints", {v[1], v[2]}}, dilations = {"ints", {v[3] or 1, v[4] or 1}},
-                   group = {"int", c}}
-    window_padding(n, attrs)
+    local s, d = {v[1], v[2]}, {v[3] or 1, v[4] or 1}
+    local attrs = {strides = {"ints", s}, dilations = {"ints", d}, group = {"int", c}}
+    window_padding(e, n, attrs, {kh, kw}, s, d)
     local w = e:node("Reshape", {x[2], e:ints({kh, kw, 1, c * mult})})
     w = e:node("Transpose", {w}, {perm = {"ints", {3, 2, 0, 1}}})
     return to_nhwc(e, e:node("Conv", {to_nchw(e, x[1]), w}, attrs))
@@ -477,14 +501,14 @@ local OPS = {
   max_pool2d = {onnx = "MaxPool between Transposes", emit = function(e, n, x)
     local v = n.attrs.ints
     local attrs = {kernel_shape = {"ints", {v[1], v[2]}}, strides = {"ints", {v[3], v[4]}}}
-    window_padding(n, attrs)
+    window_padding(e, n, attrs, {v[1], v[2]}, {v[3], v[4]}, {1, 1})
     return to_nhwc(e, e:node("MaxPool", {to_nchw(e, x[1])}, attrs))
   end},
   avg_pool2d = {onnx = "AveragePool (padding not counted) between Transposes", emit = function(e, n, x)
     local v = n.attrs.ints
     local attrs = {kernel_shape = {"ints", {v[1], v[2]}}, strides = {"ints", {v[3], v[4]}},
                    count_include_pad = {"int", 0}}
-    window_padding(n, attrs)
+    window_padding(e, n, attrs, {v[1], v[2]}, {v[3], v[4]}, {1, 1})
     return to_nhwc(e, e:node("AveragePool", {to_nchw(e, x[1])}, attrs))
   end},
 }
