@@ -32,6 +32,9 @@ const ARRAYS = {
 
 function toTensor(ort, spec) {
   const dtype = spec.dtype;
+  // an empty Lua table may arrive as {} (a scalar's dims)
+  if (!Array.isArray(spec.dims)) spec.dims = [];
+  if (!Array.isArray(spec.data)) spec.data = [];
   if (dtype === 'string') return new ort.Tensor('string', spec.data.map(String), spec.dims);
   const A = ARRAYS[dtype];
   if (!A) throw new Error('ort_run: unsupported input dtype ' + dtype);

@@ -231,6 +231,48 @@ local function gelu(e, n, x)
   end
   return e:node("Mul", {e:node("Mul", {x[1], half}), e:node("Add", {inner, one})})
 end
+
+-- bitwise and/or/xor (ONNX has them from opset 18 only): on uint8, bit by
+-- bit in int32 arithmetic, sum of 2^k * f(bit_k(a), bit_k(b))
+local function bitwise(kind)
+  return function(e, n, x)
+    if out_dtype(n) ~= DT.uint8 then
+      unsupported(n, "bitwise ops on " .. (({[2] = "int32", [3] = "int64"})[out_dtype(n)] or "this dtype") ..
+        " need opset 18 (only uint8 is exported)")
+    end
+    local a, b = cast_to(e, x[1], DT.int32), cast_to(e, x[2], DT.int32)
+    local two = e:scalar(2, DT.int32)
+    local sum
+    for k = 0, 7 do
+      local p = e:scalar(1 << k, DT.int32)
+      local ba = e:node("Mod", {e:node("Div", {a, p}), two}, {fmod = {"int", 0}})
+      local bb = e:node("Mod", {e:node("Div", {b, p}), two}, {fmod = {"int", 0}})
+      local bit
+      if kind == "and" then bit = e:node("Mul", {ba, bb})
+      elseif kind == "or" then bit = e:node("Max", {ba, bb})
+      else bit = e:node("Mod", {e:node("Add", {ba, bb}), two}, {fmod = {"int", 0}}) end
+      local term = e:node("Mul", {bit, p})
+      sum = sum and e:node("Add", {sum, term}) or term
+    end
+    return cast_to(e, sum, DT.uint8)
+  end
+end
+
+-- shifts: BitShift on uint8; on signed integers x * 2^y and floor(x / 2^y)
+local function int_floordiv(e, a, b)
+  local r = e:node("Mod", {a, b}, {fmod = {"int", 0}})
+  return e:node("Div", {e:node("Sub", {a, r}), b})
+end
+
+local function shift(direction)
+  return function(e, n, x)
+    local dt = out_dtype(n)
+    if dt == DT.uint8 then return e:node("BitShift", {x[1], x[2]}, {direction = {"string", direction}}) end
+    local p = e:node("Pow", {e:scalar(2, dt), x[2]})
+    if direction == "LEFT" then return e:node("Mul", {x[1], p}) end
+    return int_floordiv(e, x[1], p)
+  end
+end
 -- }====
 
 --- The one table: luatf op name -> {onnx = "what it becomes", emit = f}
@@ -307,8 +349,7 @@ local OPS = {
   end},
   floordiv = {onnx = "Floor(Div(a, b)) (floats), Div(Sub(a, Mod(a, b)), b) (integers)", emit = function(e, n, x)
     if FLOATS[out_dtype(n)] then return e:node("Floor", {e:node("Div", {x[1], x[2]})}) end
-    local r = e:node("Mod", {x[1], x[2]}, {fmod = {"int", 0}})
-    return e:node("Div", {e:node("Sub", {x[1], r}), x[2]})
+    return int_floordiv(e, x[1], x[2])
   end},
   floormod = {onnx = "Mod (integers), Sub(a, Mul(b, Floor(Div(a, b)))) (floats)", emit = function(e, n, x)
     if not FLOATS[out_dtype(n)] then return e:node("Mod", {x[1], x[2]}, {fmod = {"int", 0}}) end
@@ -342,6 +383,11 @@ local OPS = {
   logical_and = {onnx = "And", emit = binary("And")},
   logical_or = {onnx = "Or", emit = binary("Or")},
   logical_xor = {onnx = "Xor", emit = binary("Xor")},
+  bitwise_and = {onnx = "uint8: bit by bit with Div, Mod, Mul, Add (BitwiseAnd is opset 18)", emit = bitwise("and")},
+  bitwise_or = {onnx = "uint8: bit by bit with Div, Mod, Max, Add (BitwiseOr is opset 18)", emit = bitwise("or")},
+  bitwise_xor = {onnx = "uint8: bit by bit with Div, Mod, Add (BitwiseXor is opset 18)", emit = bitwise("xor")},
+  left_shift = {onnx = "BitShift (uint8), Mul(x, Pow(2, y)) (signed)", emit = shift("LEFT")},
+  right_shift = {onnx = "BitShift (uint8), floor(x / Pow(2, y)) (signed)", emit = shift("RIGHT")},
   where = {onnx = "Where", emit = function(e, n, x) return e:node("Where", {x[1], x[2], x[3]}) end},
   -- reductions
   reduce_sum = {onnx = "ReduceSum", emit = reduce("ReduceSum", true)},
@@ -559,7 +605,12 @@ local function concrete(tf, f, opts)
     #cfs)
 end
 
-local function value_info(name, o, dim_name)
+local function value_info(name, o, dim_name, what)
+  if not o.shape then
+    fail("ValueError", "tf.onnx.save: %s '%s' has an unknown rank, which an ONNX model's %ss cannot have: %s",
+      what, name, what, what == "input" and "give a tf.TensorSpec with a shape (nil or -1 dims are fine)"
+        or "make the function's output rank known (e.g. tf.ensure_shape or a reshape)")
+  end
   local dims
   if o.shape then
     dims = {}
@@ -609,7 +660,7 @@ function M.save(f, path, opts)
   for k, t in ipairs(inputs) do
     local name = opts.input_names and opts.input_names[k] or t.name
     e.names[name] = true
-    gin[k] = value_info(name, t, function(d) return d == 1 and "batch" or sfmt("%s_dim%d", name, d) end)
+    gin[k] = value_info(name, t, function(d) return d == 1 and "batch" or sfmt("%s_dim%d", name, d) end, "input")
   end
   local pk = 0
   for _, n in ipairs(nodes) do
@@ -666,7 +717,7 @@ function M.save(f, path, opts)
     e.names[name] = true
     e.nodes[#e.nodes + 1] = {op_type = "Identity", name = e:fresh_node("Identity"), inputs = {ref[s]},
                              outputs = {name}, attrs = {}}
-    gout[k] = value_info(name, e.types[s])
+    gout[k] = value_info(name, e.types[s], nil, "output")
   end
   local model = {
     ir_version = 8,
