@@ -464,15 +464,20 @@ local OPS = {
     return e:node("Gather", {x[1], idx}, {axis = {"int", attr_i(n, 0)}})
   end},
   one_hot = {onnx = "OneHot (indices made 0-based, out-of-range ones kept out of range)", emit = function(e, n, x)
-    local it = in_type(e, n, 1).dtype
+    -- ONNX Runtime's OneHot kernels: int64 indices and depth, float values (cast around them)
     local depth = attr_i(n, 0)
-    local idx = e:node("Sub", {x[1], e:scalar(1, it)})
+    local idx = e:node("Sub", {cast_to(e, x[1], DT.int64), e:scalar(1, DT.int64)})
     -- ONNX counts negative indices from the end; luatf's 0 and below give all off
-    local neg = e:node("Less", {idx, e:scalar(0, it)})
-    idx = e:node("Where", {neg, e:scalar(depth, it), idx})
-    local values = e:node("Concat", {e:node("Reshape", {x[3], e:ints({1})}), e:node("Reshape", {x[2], e:ints({1})})},
+    local neg = e:node("Less", {idx, e:scalar(0, DT.int64)})
+    idx = e:node("Where", {neg, e:scalar(depth, DT.int64), idx})
+    local dt = out_dtype(n)
+    local on, off = x[2], x[3]
+    if dt ~= DT.float32 then on, off = cast_to(e, on, DT.float32), cast_to(e, off, DT.float32) end
+    local values = e:node("Concat", {e:node("Reshape", {off, e:ints({1})}), e:node("Reshape", {on, e:ints({1})})},
       {axis = {"int", 0}})
-    return e:node("OneHot", {idx, e:ints({depth}), values}, {axis = {"int", attr_i(n, 1)}})
+    local y = e:node("OneHot", {idx, e:ints({depth}), values}, {axis = {"int", attr_i(n, 1)}})
+    if dt ~= DT.float32 then y = cast_to(e, y, dt) end
+    return y
   end},
   tile = {onnx = "Tile", emit = function(e, n, x) return e:node("Tile", {x[1], e:ints(n.attrs.ints)}) end},
   pad = {onnx = "Pad", emit = function(e, n, x)
