@@ -17,7 +17,7 @@ function loadOrt() {
   const dirs = [];
   if (process.env.LTF_ORT_NODE_PATH) dirs.push(process.env.LTF_ORT_NODE_PATH);
   for (const d of dirs) {
-    try { return require(path.join(d, 'onnxruntime-node')); } catch (e) { /* next */ }
+    try { return require(path.resolve(d, 'onnxruntime-node')); } catch (e) { /* next */ }
   }
   try { return require('onnxruntime-node'); } catch (e) {
     process.stderr.write('ort_run: onnxruntime-node not found (set LTF_ORT_NODE_PATH): ' + e.message + '\n');
