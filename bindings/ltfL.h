@@ -132,5 +132,6 @@ void ltfL_open_tfrecord(lua_State *L);
 void ltfL_open_example(lua_State *L);
 void ltfL_open_io(lua_State *L);
 void ltfL_open_onnx_export(lua_State *L);
+void ltfL_open_onnx(lua_State *L);
 
 #endif

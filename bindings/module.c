@@ -458,5 +458,6 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_summary(L);
     ltfL_open_io(L);
     ltfL_open_onnx_export(L);
+    ltfL_open_onnx(L);
     return 1;
 }

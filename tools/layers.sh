@@ -22,7 +22,7 @@ layer_of() {
     core/tape.[ch]|core/device.[ch]) echo 4 ;;
     core/graph.[ch]|core/functions.[ch]|core/passes.c) echo 5 ;;
     core/plan.c) echo 6 ;;
-    core/checkpoint.c|core/data.c|core/summary.c|core/tfrecord.c|core/csv.c|core/io_image.c|core/io_tensor.c) echo 7 ;;
+    core/checkpoint.c|core/data.c|core/summary.c|core/tfrecord.c|core/csv.c|core/io_image.c|core/io_tensor.c|core/onnx_reader.c) echo 7 ;;
     *) echo "" ;;
     esac
 }

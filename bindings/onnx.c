@@ -1,0 +1,270 @@
+/*
+** onnx.c: Lua side of the ONNX reader (core/onnx_reader.c, ltf_onnx.h).
+** core.internal.onnx_read(src, is_bytes) -> model table:
+**   {ir_version=, producer_name=, producer_version=, opsets = {[domain] = version},
+**    graph = G}
+**   G = {name=, inputs = {V...}, outputs = {V...}, initializers = {{name, tensor}...},
+**        nodes = {{op_type=, domain=, name=, inputs = {...}, outputs = {...},
+**                  attrs = {[name] = {type = "INT"|"FLOAT"|..., value = ...}}}...}}
+**   V = {name=, elem_type = ONNX type number (0 unknown), shape = {d...} (a
+**        number, or the dim_param string, or false when unnamed) or nil (unknown rank)}
+** core.internal.onnx_read_tensor(bytes) -> tensor, name (a serialized TensorProto).
+** Initializers are the tensors the reader adopted (one copy of the weights).
+*/
+#include <string.h>
+#include "ltfL.h"
+#include "ltf_onnx.h"
+#include "onnx.pb-c.h"
+
+static void push_graph(lua_State *L, const Onnx__GraphProto *g, const ltf_onnx_model *m);
+
+static void set_str(lua_State *L, const char *k, const char *v) {
+    lua_pushstring(L, v ? v : "");
+    lua_setfield(L, -2, k);
+}
+
+static void push_strings(lua_State *L, char **s, size_t n) {
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushstring(L, s[i] ? s[i] : "");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+}
+
+static void push_tensor_proto(lua_State *L, const Onnx__TensorProto *tp) {
+    ltf_tensor *t = ltf_onnx_tensor_from_proto(ltfL_ctx(L), tp);
+    if (!t) ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
+    ltfL_pushtensor(L, t);
+}
+
+static void push_value_info(lua_State *L, const Onnx__ValueInfoProto *v) {
+    lua_createtable(L, 0, 3);
+    set_str(L, "name", v->name);
+    int et = 0;
+    const Onnx__TensorShapeProto *shape = NULL;
+    if (v->type && v->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && v->type->tensor_type) {
+        et = v->type->tensor_type->elem_type;
+        shape = v->type->tensor_type->shape;
+    } else if (v->type && v->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+        et = -1;   /* a sequence, map, optional or sparse tensor */
+    }
+    lua_pushinteger(L, et);
+    lua_setfield(L, -2, "elem_type");
+    if (shape) {
+        lua_createtable(L, (int)shape->n_dim, 0);
+        for (size_t i = 0; i < shape->n_dim; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = shape->dim[i];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                lua_pushinteger(L, d->dim_value);
+            else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
+                lua_pushstring(L, d->dim_param);
+            else
+                lua_pushboolean(L, 0);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, "shape");
+    }
+}
+
+static const char *attr_type_name(int t) {
+    switch (t) {
+    case 1: return "FLOAT";
+    case 2: return "INT";
+    case 3: return "STRING";
+    case 4: return "TENSOR";
+    case 5: return "GRAPH";
+    case 6: return "FLOATS";
+    case 7: return "INTS";
+    case 8: return "STRINGS";
+    case 9: return "TENSORS";
+    case 10: return "GRAPHS";
+    case 11: return "SPARSE_TENSOR";
+    case 12: return "SPARSE_TENSORS";
+    case 13: return "TYPE_PROTO";
+    case 14: return "TYPE_PROTOS";
+    default: return "UNDEFINED";
+    }
+}
+
+static void push_attr(lua_State *L, const Onnx__AttributeProto *a) {
+    lua_createtable(L, 0, 2);
+    int t = a->has_type ? (int)a->type : 0;
+    if (a->ref_attr_name && *a->ref_attr_name) {
+        lua_pushstring(L, "REF");
+        lua_setfield(L, -2, "type");
+        return;
+    }
+    lua_pushstring(L, attr_type_name(t));
+    lua_setfield(L, -2, "type");
+    switch (t) {
+    case 1: lua_pushnumber(L, a->f); break;
+    case 2: lua_pushinteger(L, a->i); break;
+    case 3: lua_pushlstring(L, (const char *)a->s.data, a->s.len); break;
+    case 4:
+        if (!a->t) return;
+        push_tensor_proto(L, a->t);
+        break;
+    case 5:
+        if (!a->g) return;
+        push_graph(L, a->g, NULL);
+        break;
+    case 6:
+        lua_createtable(L, (int)a->n_floats, 0);
+        for (size_t i = 0; i < a->n_floats; i++) {
+            lua_pushnumber(L, a->floats[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    case 7:
+        lua_createtable(L, (int)a->n_ints, 0);
+        for (size_t i = 0; i < a->n_ints; i++) {
+            lua_pushinteger(L, a->ints[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    case 8:
+        lua_createtable(L, (int)a->n_strings, 0);
+        for (size_t i = 0; i < a->n_strings; i++) {
+            lua_pushlstring(L, (const char *)a->strings[i].data, a->strings[i].len);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    case 9:
+        lua_createtable(L, (int)a->n_tensors, 0);
+        for (size_t i = 0; i < a->n_tensors; i++) {
+            push_tensor_proto(L, a->tensors[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    case 10:
+        lua_createtable(L, (int)a->n_graphs, 0);
+        for (size_t i = 0; i < a->n_graphs; i++) {
+            push_graph(L, a->graphs[i], NULL);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    default: return;   /* sparse tensors, type protos: the importer refuses them by type */
+    }
+    lua_setfield(L, -2, "value");
+}
+
+static void push_graph(lua_State *L, const Onnx__GraphProto *g, const ltf_onnx_model *m) {
+    luaL_checkstack(L, 12, "onnx: graph nested too deep");
+    lua_createtable(L, 0, 6);
+    set_str(L, "name", g->name);
+    lua_createtable(L, (int)g->n_input, 0);
+    for (size_t i = 0; i < g->n_input; i++) {
+        push_value_info(L, g->input[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "inputs");
+    lua_createtable(L, (int)g->n_output, 0);
+    for (size_t i = 0; i < g->n_output; i++) {
+        push_value_info(L, g->output[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "outputs");
+    lua_createtable(L, (int)g->n_initializer, 0);
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        lua_createtable(L, 2, 0);
+        lua_pushstring(L, g->initializer[i]->name ? g->initializer[i]->name : "");
+        lua_rawseti(L, -2, 1);
+        if (m) {
+            ltf_tensor *t = ltf_onnx_model_initializer(m, i);
+            ltfL_pushtensor(L, ltf_tensor_retain(t));
+        } else {
+            push_tensor_proto(L, g->initializer[i]);
+        }
+        lua_rawseti(L, -2, 2);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "initializers");
+    lua_pushboolean(L, g->n_sparse_initializer > 0);
+    lua_setfield(L, -2, "sparse_initializers");
+    lua_createtable(L, (int)g->n_node, 0);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *nd = g->node[i];
+        lua_createtable(L, 0, 6);
+        set_str(L, "op_type", nd->op_type);
+        set_str(L, "domain", nd->domain);
+        set_str(L, "name", nd->name);
+        push_strings(L, nd->input, nd->n_input);
+        lua_setfield(L, -2, "inputs");
+        push_strings(L, nd->output, nd->n_output);
+        lua_setfield(L, -2, "outputs");
+        lua_createtable(L, 0, (int)nd->n_attribute);
+        for (size_t k = 0; k < nd->n_attribute; k++) {
+            push_attr(L, nd->attribute[k]);
+            lua_setfield(L, -2, nd->attribute[k]->name ? nd->attribute[k]->name : "");
+        }
+        lua_setfield(L, -2, "attrs");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "nodes");
+}
+
+typedef struct {
+    ltf_onnx_model *m;
+} model_box;
+
+static int box_gc(lua_State *L) {
+    model_box *b = lua_touserdata(L, 1);
+    ltf_onnx_model_free(b->m);
+    b->m = NULL;
+    return 0;
+}
+
+static int l_read(lua_State *L) {
+    size_t len;
+    const char *src = luaL_checklstring(L, 1, &len);
+    int is_bytes = lua_toboolean(L, 2);
+    /* the model lives in a box until the tables are built, so an error frees it */
+    model_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+    b->m = NULL;
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, box_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    b->m = is_bytes ? ltf_onnx_model_read(ltfL_ctx(L), src, len) : ltf_onnx_model_read_file(ltfL_ctx(L), src);
+    if (!b->m) return ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
+    const Onnx__ModelProto *p = ltf_onnx_model_proto(b->m);
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, p->ir_version);
+    lua_setfield(L, -2, "ir_version");
+    set_str(L, "producer_name", p->producer_name);
+    set_str(L, "producer_version", p->producer_version);
+    lua_createtable(L, 0, (int)p->n_opset_import);
+    for (size_t i = 0; i < p->n_opset_import; i++) {
+        lua_pushinteger(L, p->opset_import[i]->version);
+        lua_setfield(L, -2, p->opset_import[i]->domain ? p->opset_import[i]->domain : "");
+    }
+    lua_setfield(L, -2, "opsets");
+    lua_pushinteger(L, (lua_Integer)p->n_functions);
+    lua_setfield(L, -2, "nfunctions");
+    push_graph(L, p->graph, b->m);
+    lua_setfield(L, -2, "graph");
+    ltf_onnx_model_free(b->m);   /* the initializers live on in their tensors */
+    b->m = NULL;
+    return 1;
+}
+
+static int l_read_tensor(lua_State *L) {
+    size_t len;
+    const char *src = luaL_checklstring(L, 1, &len);
+    char name[256];
+    ltf_tensor *t = ltf_onnx_tensor_read(ltfL_ctx(L), src, len, name, sizeof name);
+    if (!t) return ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
+    ltfL_pushtensor(L, t);
+    lua_pushstring(L, name);
+    return 2;
+}
+
+static const luaL_Reg onnx_fns[] = {
+    {"onnx_read", l_read},
+    {"onnx_read_tensor", l_read_tensor},
+    {NULL, NULL},
+};
+
+void ltfL_open_onnx(lua_State *L) {
+    ltfL_register(L, onnx_fns, LTFL_INTERNAL);
+}
