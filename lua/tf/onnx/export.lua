@@ -273,6 +273,68 @@ local function shift(direction)
     return int_floordiv(e, x[1], p)
   end
 end
+
+-- {==== recurrent layers: luatf's fused ops (Keras layouts, batch-major)
+-- as ONNX LSTM/GRU (time-major, ONNX gate orders, weights transposed)
+local function gates(e, w, order, nparts)
+  local parts = {e:node("Split", {w}, {axis = {"int", 1}}, nparts)}
+  local sorted = {}
+  for k, g in ipairs(order) do sorted[k] = parts[g] end
+  return e:node("Concat", sorted, {axis = {"int", 1}})
+end
+
+local function rnn_common(e, n, x, what)
+  if x[what == "LSTM" and 7 or 6] then unsupported(n, "a mask") end
+  if attr_i(n, 0) ~= 0 then unsupported(n, "go_backwards") end
+  local t = in_type(e, n, 4)
+  local units = t.shape and t.shape[2] and t.shape[2] >= 0 and t.shape[2] // (what == "LSTM" and 4 or 3)
+  if not units then unsupported(n, "the kernel's shape must be known") end
+  return units, e:node("Transpose", {x[1]}, {perm = {"ints", {1, 0, 2}}})
+end
+
+local function rnn_outputs(e, y, yh, yc)
+  -- Y (T, 1, B, U) -> (B, T, U); Y_h, Y_c (1, B, U) -> (B, U)
+  local out = e:node("Transpose", {e:node("Squeeze", {y, e:ints({1})})}, {perm = {"ints", {1, 0, 2}}})
+  local h = e:node("Squeeze", {yh, e:ints({0})})
+  if yc then return out, h, e:node("Squeeze", {yc, e:ints({0})}) end
+  return out, h
+end
+
+local function weight(e, w, order, nparts)   -- (I, nU) Keras order -> (1, nU, I) ONNX order
+  local g = gates(e, w, order, nparts)
+  return e:node("Unsqueeze", {e:node("Transpose", {g}, {perm = {"ints", {1, 0}}}), e:ints({0})})
+end
+
+local function lstm(e, n, x)
+  local units, xs = rnn_common(e, n, x, "LSTM")
+  local order = {1, 4, 2, 3}   -- Keras i, f, c, o -> ONNX i, o, f, c
+  local W, R = weight(e, x[4], order, 4), weight(e, x[5], order, 4)
+  local b = gates(e, e:node("Unsqueeze", {x[6], e:ints({0})}), order, 4)
+  local B = e:node("Concat", {b, e:node("Sub", {b, b})}, {axis = {"int", 1}})
+  local h0 = e:node("Unsqueeze", {x[2], e:ints({0})})
+  local c0 = e:node("Unsqueeze", {x[3], e:ints({0})})
+  local y, yh, yc = e:node("LSTM", {xs, W, R, B, "", h0, c0}, {hidden_size = {"int", units}}, 3)
+  return rnn_outputs(e, y, yh, yc)
+end
+
+local function gru(e, n, x)
+  local units, xs = rnn_common(e, n, x, "GRU")
+  local order = {1, 2, 3}   -- Keras z, r, h = ONNX z, r, h
+  local W, R = weight(e, x[3], order, 3), weight(e, x[4], order, 3)
+  local reset_after = attr_i(n, 2) ~= 0
+  local B
+  if reset_after then   -- (2, 3U): input row, recurrent row
+    B = e:node("Reshape", {x[5], e:ints({1, 6 * units})})
+  else
+    local b = e:node("Unsqueeze", {x[5], e:ints({0})})
+    B = e:node("Concat", {b, e:node("Sub", {b, b})}, {axis = {"int", 1}})
+  end
+  local h0 = e:node("Unsqueeze", {x[2], e:ints({0})})
+  local y, yh = e:node("GRU", {xs, W, R, B, "", h0},
+    {hidden_size = {"int", units}, linear_before_reset = {"int", reset_after and 1 or 0}}, 2)
+  return rnn_outputs(e, y, yh)
+end
+-- }====
 -- }====
 
 --- The one table: luatf op name -> {onnx = "what it becomes", emit = f}
@@ -404,11 +466,27 @@ local OPS = {
       {exclusive = {"int", attr_i(n, 2) ~= 0 and 1 or 0}, reverse = {"int", attr_i(n, 3) ~= 0 and 1 or 0}})
   end},
   -- shapes and movement
-  reshape = {onnx = "Reshape", emit = function(e, n, x)
-    for _, d in ipairs(n.attrs.ints) do
-      if d == 0 then unsupported(n, "a zero-sized dimension (ONNX's Reshape reads 0 as 'copy')") end
+  reshape = {onnx = "Reshape (allowzero = 1 from opset 14: a 0 is a zero-sized dimension, as in luatf)",
+    emit = function(e, n, x)
+    local attrs = e.opset >= 14 and {allowzero = {"int", 1}} or nil
+    if x[2] then   -- the shape as a tensor, read when the model runs
+      return e:node("Reshape", {x[1], cast_to(e, x[2], DT.int64)}, attrs)
     end
-    return e:node("Reshape", {x[1], e:ints(n.attrs.ints)})
+    if not attrs then
+      for _, d in ipairs(n.attrs.ints) do
+        if d == 0 then unsupported(n, "a zero-sized dimension at opset 13 (Reshape reads 0 as 'copy')") end
+      end
+    end
+    return e:node("Reshape", {x[1], e:ints(n.attrs.ints)}, attrs)
+  end},
+  fill = {onnx = "ConstantOfShape", emit = function(e, n, x)
+    local dt = out_dtype(n)
+    if dt == DT.string or not ONNX_TYPE[dt] then unsupported(n, "a fill of this dtype") end
+    local v = FLOATS[dt] and n.attrs.f[1] or n.attrs.i[2]
+    if dt == DT.bool then v = v ~= 0 end
+    local value = e.tf.constant({v}, e.tf.core.internal.dtype_by_enum[dt])
+    local shape = x[1] and cast_to(e, x[1], DT.int64) or e:ints(n.attrs.ints)
+    return e:node("ConstantOfShape", {shape}, {value = {"tensor", value}})
   end},
   transpose = {onnx = "Transpose", emit = function(e, n, x)
     return e:node("Transpose", {x[1]}, n.attrs.ints and {perm = {"ints", n.attrs.ints}} or nil)
@@ -523,6 +601,9 @@ local OPS = {
     if attr_i(n, 1) ~= 0 then b = swap(b, 2) end
     return e:node("MatMul", {a, b})
   end},
+  lstm_sequence = {onnx = "LSTM (gates reordered, time-major between Transposes; no mask, no go_backwards)",
+    emit = lstm},
+  gru_sequence = {onnx = "GRU (linear_before_reset = Keras' reset_after; no mask, no go_backwards)", emit = gru},
   softmax = {onnx = "Softmax", emit = function(e, n, x)
     return e:node("Softmax", {x[1]}, {axis = {"int", attr_i(n, 0)}}) end},
   log_softmax = {onnx = "LogSoftmax", emit = function(e, n, x)
@@ -703,13 +784,14 @@ function M.save(f, path, opts)
       local x = {}
       for k, s in ipairs(n.inputs) do
         x[k] = ref[s]
-        if not x[k] then fail("InternalError", "tf.onnx.save: input '%s' of node '%s' has no value", s, n.name) end
+        if not x[k] then
+          fail("UnimplementedError", "tf.onnx.save: input %d of op '%s' (node '%s') is '%s', which has no ONNX form",
+            k, n.op, n.name, s)
+        end
       end
       e.prefix = n.name
       local outs = {d.emit(e, n, x)}
-      if #outs < #n.outputs then
-        fail("InternalError", "tf.onnx.save: the emitter of '%s' gave %d outputs for %d", n.op, #outs, #n.outputs)
-      end
+      -- (an output left out, as the recurrent ops' gradient workspace, is refused where it is used)
       for k = 1, #n.outputs do ref[n.name .. ":" .. (k - 1)] = outs[k] end
     end
   end
