@@ -6,7 +6,8 @@
 **     the live nodes of a traced graph in program order, each {name=, op=,
 **     inputs={"n:k", ...}, outputs={{dtype=, shape=}}, attrs={ints=, ints2=,
 **     i={4}, f={4}, s=} (op nodes), value=tensor (constants), fused=group,
-**     functions=n (control flow)}, and the graph's outputs {"n:k", ...}.
+**     functions={graph, ...} (control flow)}, and the graph's outputs
+**     {"n:k", ...}. Placeholders are listed even when not live.
 **     The nodes are the traced ops, never fused kernels: fusion only groups
 **     them for the plan (ltf_graph_node_fused), so the export sees each op.
 **
@@ -79,7 +80,8 @@ static int ox_graph_read(lua_State *L) {
     int n = ltf_graph_num_nodes(g), m = 0;
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
-        if (!ltf_graph_node_live(g, i)) continue;
+        /* every placeholder, live or not: they are the graph's inputs, in order */
+        if (!ltf_graph_node_live(g, i) && strcmp(ltf_graph_node_op(g, i), "Placeholder") != 0) continue;
         lua_createtable(L, 0, 8);
         lua_pushstring(L, ltf_graph_node_name(g, i));
         lua_setfield(L, -2, "name");
@@ -90,10 +92,14 @@ static int ox_graph_read(lua_State *L) {
             lua_pushinteger(L, ltf_graph_node_fused(g, i));
             lua_setfield(L, -2, "fused");
         }
-        int nf = 0;
-        while (nf < 2 && ltf_graph_node_function(g, i, nf)) nf++;
-        if (nf) {
-            lua_pushinteger(L, nf);
+        if (ltf_graph_node_function(g, i, 0)) {   /* control flow: its graphs (cond: then, else; while: cond, body) */
+            lua_createtable(L, 2, 0);
+            for (int k = 0; k < 2 && ltf_graph_node_function(g, i, k); k++) {
+                graph_box *fb = lua_newuserdatauv(L, sizeof *fb, 0);
+                fb->g = ltf_graph_retain(ltf_graph_node_function(g, i, k));
+                luaL_setmetatable(L, LTFL_GRAPH);
+                lua_rawseti(L, -2, k + 1);
+            }
             lua_setfield(L, -2, "functions");
         }
         int nin = ltf_graph_node_num_inputs(g, i);

@@ -101,4 +101,51 @@ describe("tf.onnx.save: the seeds' functions", function()
     assert.are.same({0, 6, 254, 255}, res.output_2.data)
     assert.are.same({0, 24, 254, 84}, res.output_3.data)
   end)
+  it("control flow: tf.while_loop as Loop, tf.cond as If (examples/control_flow.lua)", function()
+    if skip then return pending(skip) end
+    local countdown = tf.fn(function(x)
+      return tf.while_loop(function(x) return tf.greater(x, 0) end, function(x) return x - 1 end, {x})[1]
+    end)
+    local path = X.tmpfile("countdown.onnx")
+    tf.onnx.save(countdown, path, {input_signature = {tf.TensorSpec({}, tf.int32)}})
+    assert.is_truthy(X.check(path))
+    assert.are.same({"Loop"}, X.py(path, "[n.op_type for n in m.graph.node if n.op_type in ('Loop', 'If')]"))
+    assert.are.same({0}, X.ort(path, {x = tf.constant(5)}).output_1.data)
+    assert.are.same({-2}, X.ort(path, {x = tf.constant(-2)}).output_1.data)   -- no iteration
+    local model = tf.fn(function(x)
+      return tf.cond(tf.greater(tf.reduce_mean(x), 0), function() return x end, function() return x // 2 end)
+    end)
+    path = X.tmpfile("branch.onnx")
+    tf.onnx.save(model, path, {input_signature = {tf.TensorSpec({2}, tf.int32)}})
+    assert.is_truthy(X.check(path))
+    assert.are.same({1, 3}, X.ort(path, {x = tf.constant({1, 3})}).output_1.data)
+    assert.are.same({-2, -3}, X.ort(path, {x = tf.constant({-4, -6})}).output_1.data)
+  end)
+
+  it("a loop with captured values, two loop variables and maximum_iterations; a cond on floats", function()
+    if skip then return pending(skip) end
+    local f = tf.fn(function(x, limit, step)
+      local r = tf.while_loop(function(i, acc) return tf.less(tf.reduce_sum(acc), limit) end,
+        function(i, acc) return i + 1, acc * step + 1 end, {tf.constant(0), x}, {maximum_iterations = 6})
+      local y = tf.cond(tf.greater(r[1], 3), function() return r[2] * 2 end, function() return r[2] - 100 end)
+      return r[1], y
+    end)
+    local sig = {tf.TensorSpec({tf.None}), tf.TensorSpec({}), tf.TensorSpec({})}
+    for _, case in ipairs({{{1.0, 2}, 50, 2}, {{1.0, 2}, 1e9, 3}, {{0.5}, 4, 1.5}}) do
+      roundtrip(f, sig, {tf.constant(case[1]), tf.constant(case[2] + 0.0), tf.constant(case[3] + 0.0)})
+    end
+  end)
+
+  it("refuses a TensorArray (fizzbuzz) with the op named", function()
+    local fizzbuzz = tf.fn(function(n)
+      local ta = tf.TensorArray{dtype = tf.float32, size = 0, dynamic_size = true}
+      return tf.while_loop(function(i) return tf.less_equal(i, n) end, function(i, a)
+        return i + 1, a:write(i, tf.cast(i, tf.float32))
+      end, {tf.constant(1), ta})[2]:stack()
+    end)
+    local ok, err = pcall(tf.onnx.save, fizzbuzz, nil, {input_signature = {tf.TensorSpec({}, tf.int32)}})
+    assert.is_false(ok)
+    assert.are.equal("UnimplementedError", err.kind)
+    assert.matches("^tf.onnx.save: op 'tensor_array_write' %(node '[%w_]+'%) has no ONNX form$", err.message)
+  end)
 end)

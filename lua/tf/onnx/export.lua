@@ -18,6 +18,9 @@ local FLOATS = {[0] = true, [1] = true, [8] = true, [9] = true}
 local DT = {float32 = 0, float64 = 1, int32 = 2, int64 = 3, uint8 = 4, bool = 5, string = 6, float16 = 8,
             bfloat16 = 9}
 
+local emit_graph   -- function(e, G, in_names): below, used by the control-flow emitters
+local value_info   -- function(name, type, dim_name, what): below
+
 local function fail(kind, fmt, ...)
   error({kind = kind, message = sfmt(fmt, ...)}, 0)
 end
@@ -337,6 +340,67 @@ end
 -- }====
 -- }====
 
+-- {==== control flow: cond -> If (branches capture outer values by name),
+-- while -> Loop (the condition computed before the loop and at the end of
+-- every iteration)
+local function concat_lists(a, b)
+  local r = table.move(a, 1, #a, 1, {})
+  return table.move(b, 1, #b, #r + 1, r)
+end
+
+-- a subgraph of its own nodes: emit(G) runs with e.nodes switched
+local function subgraph(e, label, inputs, body)
+  local saved = e.nodes
+  e.nodes = {}
+  local outs, otypes = body()
+  local outputs = {}
+  for k, o in ipairs(outs) do
+    local name = e:fresh(label .. "/out")
+    e.nodes[#e.nodes + 1] = {op_type = "Identity", name = e:fresh_node("Identity"), inputs = {o}, outputs = {name},
+                             attrs = {}}
+    outputs[k] = value_info(name, otypes[k], nil, "output")
+  end
+  local g = {name = e:fresh(label), nodes = e.nodes, inputs = inputs, outputs = outputs}
+  e.nodes = saved
+  return g
+end
+
+local function cond(e, n, x)
+  local nthen = attr_i(n, 2)
+  local then_in = table.move(x, 2, 1 + nthen, 1, {})
+  local else_in = table.move(x, 2 + nthen, #x, 1, {})
+  local tg = subgraph(e, n.name .. "/then", {}, function() return emit_graph(e, n.functions[1], then_in) end)
+  local eg = subgraph(e, n.name .. "/else", {}, function() return emit_graph(e, n.functions[2], else_in) end)
+  return e:node("If", {x[1]}, {then_branch = {"graph", tg}, else_branch = {"graph", eg}}, #n.outputs)
+end
+
+local function while_loop(e, n, x)
+  local nvars, ncond = attr_i(n, 2), attr_i(n, 3)
+  local ints = n.attrs.ints or {}
+  if ints[2] and ints[2] ~= 0 then unsupported(n, "the per-iteration stacks a gradient keeps") end
+  local vars = table.move(x, 1, nvars, 1, {})
+  local cond_in = table.move(x, nvars + 1, nvars + ncond, 1, {})
+  local body_in = table.move(x, nvars + ncond + 1, #x, 1, {})
+  local cg, bg = n.functions[1], n.functions[2]
+  local c0 = emit_graph(e, cg, concat_lists(vars, cond_in))[1]
+  local iter, cin = e:fresh(n.name .. "/iteration"), e:fresh(n.name .. "/cond")
+  local inputs = {value_info(iter, {dtype = DT.int64, shape = {}}, nil, "input"),
+                  value_info(cin, {dtype = DT.bool, shape = {}}, nil, "input")}
+  local bvars = {}
+  for k = 1, nvars do
+    bvars[k] = e:fresh(n.name .. "/var")
+    inputs[#inputs + 1] = value_info(bvars[k], n.outputs[k], nil, "input")
+  end
+  local body = subgraph(e, n.name .. "/body", inputs, function()
+    local new, ntypes = emit_graph(e, bg, concat_lists(bvars, body_in))
+    local c, ct = emit_graph(e, cg, concat_lists(new, cond_in))
+    return concat_lists({c[1]}, new), concat_lists({ct[1]}, ntypes)
+  end)
+  local m = ints[1] and ints[1] >= 0 and e:scalar(ints[1], DT.int64) or ""
+  return e:node("Loop", concat_lists({m, c0}, vars), {body = {"graph", body}}, nvars)
+end
+-- }====
+
 --- The one table: luatf op name -> {onnx = "what it becomes", emit = f}
 -- (f(e, node, inputs) returns the ONNX names of the node's outputs). The
 -- operator list of docs/onnx_export.md is generated from it
@@ -601,6 +665,8 @@ local OPS = {
     if attr_i(n, 1) ~= 0 then b = swap(b, 2) end
     return e:node("MatMul", {a, b})
   end},
+  cond = {onnx = "If (each branch a subgraph)", emit = cond},
+  ["while"] = {onnx = "Loop (the condition before the loop and after each iteration)", emit = while_loop},
   lstm_sequence = {onnx = "LSTM (gates reordered, time-major between Transposes; no mask, no go_backwards)",
     emit = lstm},
   gru_sequence = {onnx = "GRU (linear_before_reset = Keras' reset_after; no mask, no go_backwards)", emit = gru},
@@ -691,7 +757,7 @@ local function concrete(tf, f, opts)
     #cfs)
 end
 
-local function value_info(name, o, dim_name, what)
+value_info = function(name, o, dim_name, what)
   if not o.shape then
     fail("ValueError", "tf.onnx.save: %s '%s' has an unknown rank, which an ONNX model's %ss cannot have: %s",
       what, name, what, what == "input" and "give a tf.TensorSpec with a shape (nil or -1 dims are fine)"
@@ -714,6 +780,74 @@ end
 local OPTS = {input_signature = true, opset = true, producer_name = true, doc_string = true, output_names = true,
               input_names = true}
 
+-- {==== graphs: the main one and control flow's functions (If branches, Loop bodies)
+--- Emit the nodes of luatf graph G into e.nodes; 'in_names' are the ONNX
+-- names of its inputs (placeholders, then the values a function captured).
+-- Returns the ONNX names of its outputs and their types.
+emit_graph = function(e, G, in_names)
+  local tf = e.tf
+  local core = tf.core
+  local nodes, outputs = core.onnx_graph_read(G)
+  local saved_types, saved_prefix = e.types, e.prefix
+  local types, ref = {}, {}
+  e.types = types
+  local pk = 0
+  for _, n in ipairs(nodes) do
+    for k, o in ipairs(n.outputs) do types[n.name .. ":" .. (k - 1)] = o end
+    if n.op == "Placeholder" then
+      pk = pk + 1
+      ref[n.name .. ":0"] = in_names[pk]
+    end
+  end
+  if pk ~= #in_names then
+    fail("InternalError", "tf.onnx.save: graph has %d placeholders for %d inputs", pk, #in_names)
+  end
+  -- constants: captured tensors and variables become initializers (read now)
+  for _, n in ipairs(nodes) do
+    if n.value then
+      local v = n.value
+      if n.outputs[1] and n.outputs[1].dtype == 7 then   -- a variable handle (LTF_DTYPE_RESOURCE)
+        local name = core.variable_info(v)
+        ref[n.name .. ":0"] = e:const(core.variable_read(v), nil, e.names[name] and n.name or name)
+      elseif n.outputs[1] and ONNX_TYPE[n.outputs[1].dtype] then
+        ref[n.name .. ":0"] = e:const(v, nil, n.name)
+      else
+        unsupported(n, "a constant of a dtype ONNX has not")
+      end
+    end
+  end
+  for _, n in ipairs(nodes) do
+    if n.op == "read_variable" then
+      ref[n.name .. ":0"] = ref[n.inputs[1]]
+    elseif n.op ~= "Placeholder" and not n.value then
+      local d = OPS[n.op]
+      if not d then
+        fail("UnimplementedError", "tf.onnx.save: op '%s' (node '%s') has no ONNX form", n.op, n.name)
+      end
+      local x = {}
+      for k, s in ipairs(n.inputs) do
+        x[k] = ref[s]
+        if not x[k] then
+          fail("UnimplementedError", "tf.onnx.save: input %d of op '%s' (node '%s') is '%s', which has no ONNX form",
+            k, n.op, n.name, s)
+        end
+      end
+      e.prefix = n.name
+      local outs = {d.emit(e, n, x)}
+      -- (an output left out, as the recurrent ops' gradient workspace, is refused where it is used)
+      for k = 1, #n.outputs do ref[n.name .. ":" .. (k - 1)] = outs[k] end
+    end
+  end
+  local outs, otypes = {}, {}
+  for k, s in ipairs(outputs) do
+    outs[k], otypes[k] = ref[s], types[s]
+    if not outs[k] then fail("UnimplementedError", "tf.onnx.save: output %d ('%s') has no ONNX form", k, s) end
+  end
+  e.types, e.prefix = saved_types, saved_prefix
+  return outs, otypes
+end
+-- }====
+
 --- tf.onnx.save(f, path, opts) -> the bytes written (also when path is nil:
 -- then nothing is written). opts: input_signature = {tf.TensorSpec, ...}
 -- (a tf.fn without its own signature, a Keras model, a Lua function),
@@ -734,77 +868,37 @@ function M.save(f, path, opts)
   end
   local cf = concrete(tf, f, opts)
   local G = cf._G
-  local core = tf.core
-  local nodes, outputs = core.onnx_graph_read(G)
-  local inputs = core.graph_signature(G)
-
+  local inputs = tf.core.graph_signature(G)
   local e = new_emitter(tf, opset)
-  e.types = {}
-  local ref = e.value   -- luatf "node:k" -> ONNX value name
   -- inputs (placeholders, in order), with dim_params for unknown dims
-  local gin = {}
+  local gin, in_names = {}, {}
   for k, t in ipairs(inputs) do
     local name = opts.input_names and opts.input_names[k] or t.name
     e.names[name] = true
     gin[k] = value_info(name, t, function(d) return d == 1 and "batch" or sfmt("%s_dim%d", name, d) end, "input")
+    in_names[k] = name
   end
-  local pk = 0
-  for _, n in ipairs(nodes) do
-    for k, o in ipairs(n.outputs) do e.types[n.name .. ":" .. (k - 1)] = o end
-    if n.op == "Placeholder" then
-      pk = pk + 1
-      ref[n.name .. ":0"] = gin[pk].name
-    end
-  end
-  -- constants: captured tensors and variables become initializers
-  local readers = {}   -- read_variable nodes: their handle's initializer
-  for _, n in ipairs(nodes) do
-    if n.value then
-      local v = n.value
-      if n.outputs[1] and n.outputs[1].dtype == 7 then   -- a variable handle (LTF_DTYPE_RESOURCE)
-        local name = core.variable_info(v)
-        local val = core.variable_read(v)
-        ref[n.name .. ":0"] = e:const(val, nil, e.names[name] and n.name or name)
-      elseif n.outputs[1] and ONNX_TYPE[n.outputs[1].dtype] then
-        ref[n.name .. ":0"] = e:const(v, nil, n.name)
-      else
-        unsupported(n, "a constant of a dtype ONNX has not")
-      end
-    end
-  end
-  for _, n in ipairs(nodes) do
-    if n.op == "read_variable" then
-      ref[n.name .. ":0"] = ref[n.inputs[1]]
-    elseif n.op ~= "Placeholder" and not n.value then
-      local d = OPS[n.op]
-      if not d then
+  -- every op, control flow's functions included, has an ONNX form: refused by name before anything else
+  local function precheck(g)
+    for _, n in ipairs(tf.core.onnx_graph_read(g)) do
+      if n.op ~= "Placeholder" and n.op ~= "read_variable" and not n.value and not OPS[n.op] then
         fail("UnimplementedError", "tf.onnx.save: op '%s' (node '%s') has no ONNX form", n.op, n.name)
       end
-      if n.functions then unsupported(n, "control flow is not exported") end
-      local x = {}
-      for k, s in ipairs(n.inputs) do
-        x[k] = ref[s]
-        if not x[k] then
-          fail("UnimplementedError", "tf.onnx.save: input %d of op '%s' (node '%s') is '%s', which has no ONNX form",
-            k, n.op, n.name, s)
-        end
-      end
-      e.prefix = n.name
-      local outs = {d.emit(e, n, x)}
-      -- (an output left out, as the recurrent ops' gradient workspace, is refused where it is used)
-      for k = 1, #n.outputs do ref[n.name .. ":" .. (k - 1)] = outs[k] end
+      for _, fg in ipairs(n.functions or {}) do precheck(fg) end
     end
   end
+  precheck(G)
+  local out_values, out_types = emit_graph(e, G, in_names)
   e.prefix = "outputs"
   -- outputs: an Identity each, named output_1, ... (or opts.output_names)
   local gout = {}
-  for k, s in ipairs(outputs) do
+  for k = 1, #out_values do
     local name = opts.output_names and opts.output_names[k] or ("output_" .. k)
     if e.names[name] then fail("ValueError", "tf.onnx.save: output name '%s' is used already", name) end
     e.names[name] = true
-    e.nodes[#e.nodes + 1] = {op_type = "Identity", name = e:fresh_node("Identity"), inputs = {ref[s]},
+    e.nodes[#e.nodes + 1] = {op_type = "Identity", name = e:fresh_node("Identity"), inputs = {out_values[k]},
                              outputs = {name}, attrs = {}}
-    gout[k] = value_info(name, e.types[s], nil, "output")
+    gout[k] = value_info(name, out_types[k], nil, "output")
   end
   local model = {
     ir_version = 8,
@@ -814,7 +908,7 @@ function M.save(f, path, opts)
     doc_string = opts.doc_string,
     graph = {name = cf.name or "luatf", nodes = e.nodes, initializers = e.inits, inputs = gin, outputs = gout},
   }
-  local bytes = core.onnx_pack(model)
+  local bytes = tf.core.onnx_pack(model)
   if path then
     local tmp = path .. ".tmp"
     local fh, err = io.open(tmp, "wb")
