@@ -54,4 +54,20 @@ describe("tf.onnx.save: MLP", function()
     X.assert_close(a, res.output_1)
     X.assert_close(s, res.output_2)
   end)
+  it("a fused elementwise chain is exported as its ops (the graph before fusion)", function()
+    if skip then return pending(skip) end
+    local f = tf.fn(function(x) return tf.nn.relu(x * 2 + 1) - 3 end)
+    local cf = f:get_concrete_function(tf.TensorSpec({2, 4}))   -- (fusion needs known shapes)
+    local fused = 0
+    for _, n in ipairs(cf.graph:nodes()) do if n.fused then fused = fused + 1 end end
+    assert.are.equal(4, fused)   -- multiply, add, relu, subtract run as one loop in luatf
+    local path = X.tmpfile("fused.onnx")
+    tf.onnx.save(cf, path)
+    assert.is_truthy(X.check(path))
+    assert.are.same({"Mul", "Add", "Relu", "Sub", "Identity", "Identity"}, X.py(path, "[n.op_type for n in m.graph.node]"))
+    local x = tf.constant({{-2.0, -0.5, 0, 1}, {3, -1, 0.25, 2}})
+    local res = X.ort(path, {x = x})
+    -- hand-computed: relu(2x + 1) - 3
+    X.assert_close(tf.constant({{-3, -3, -2, 0}, {4, -3, -1.5, 2}}), res.output_1)
+  end)
 end)
