@@ -95,4 +95,20 @@ describe("tf.onnx.save: convnets", function()
     local x = tf.random.normal({2, 11, 9, 2})
     X.assert_close(model(x), X.ort(path, {inputs = x}).output_1, 1e-4, 1e-5)
   end)
+  it("a model declared with input_shape needs no input_signature (batch unknown)", function()
+    if skip then return pending(skip) end
+    tf.random.set_seed(9)
+    local model = tf.keras.Sequential{
+      layers.Conv2D{3, {3, 3}, activation = "relu", input_shape = {6, 6, 2}},
+      layers.Flatten{},
+      layers.Dense{2},
+    }
+    local path = X.tmpfile("declared.onnx")
+    tf.onnx.save(model, path)
+    assert.is_truthy(X.check(path))
+    assert.are.same({{"batch", 6, 6, 2}}, X.py(path,
+      "[[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input]"))
+    local x = tf.random.normal({3, 6, 6, 2})
+    X.assert_close(model(x), X.ort(path, {inputs = x}).output_1, 1e-4, 1e-6)
+  end)
 end)

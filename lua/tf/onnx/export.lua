@@ -736,6 +736,18 @@ local function concrete(tf, f, opts)
   if sig ~= nil and type(sig) ~= "table" then
     fail("TypeError", "tf.onnx.save: input_signature must be a list of tf.TensorSpec, got %s", type(sig))
   end
+  if not sig and type(f) == "table" then   -- a Keras model declared with an input_shape: its batch unknown
+    local ok, bis = pcall(function()
+      return rawget(f, "_batch_input_shape") or (f.layers and f.layers[1] and rawget(f.layers[1], "_batch_input_shape"))
+    end)
+    if ok and type(bis) == "table" then
+      local rank = 0
+      for k in pairs(bis) do if math.type(k) == "integer" and k > rank then rank = k end end
+      local dims = {}
+      for i = 1, rank do dims[i] = bis[i] or -1 end
+      sig = {tf.TensorSpec(dims, rawget(f, "_input_dtype") or tf.float32)}
+    end
+  end
   if not is_pf(f) then
     if type(f) ~= "function" and not (type(f) == "table" and getmetatable(f) and getmetatable(f).__call) then
       fail("TypeError", "tf.onnx.save: expected a tf.fn, a concrete function, a Keras model or a Lua function, got %s",
