@@ -874,6 +874,22 @@ function M.save(f, path, opts)
   if path ~= nil and type(path) ~= "string" then
     fail("TypeError", "tf.onnx.save: path must be a string, got %s", type(path))
   end
+  for _, key in ipairs({"input_names", "output_names"}) do
+    local v = opts[key]
+    if v ~= nil then
+      if type(v) ~= "table" then fail("TypeError", "tf.onnx.save: %s must be a list of strings, got %s", key, type(v)) end
+      for k, name in pairs(v) do
+        if math.type(k) ~= "integer" or type(name) ~= "string" or name == "" then
+          fail("TypeError", "tf.onnx.save: %s must be a list of non-empty strings", key)
+        end
+      end
+    end
+  end
+  for _, key in ipairs({"doc_string", "producer_name"}) do
+    if opts[key] ~= nil and type(opts[key]) ~= "string" then
+      fail("TypeError", "tf.onnx.save: %s must be a string, got %s", key, type(opts[key]))
+    end
+  end
   local opset = opts.opset or MAX_OPSET
   if math.type(opset) ~= "integer" or opset < MIN_OPSET or opset > MAX_OPSET then
     fail("ValueError", "tf.onnx.save: opset %s is not supported (%d to %d)", tostring(opset), MIN_OPSET, MAX_OPSET)
@@ -886,6 +902,7 @@ function M.save(f, path, opts)
   local gin, in_names = {}, {}
   for k, t in ipairs(inputs) do
     local name = opts.input_names and opts.input_names[k] or t.name
+    if e.names[name] then fail("ValueError", "tf.onnx.save: input name '%s' is used twice", name) end
     e.names[name] = true
     gin[k] = value_info(name, t, function(d) return d == 1 and "batch" or sfmt("%s_dim%d", name, d) end, "input")
     in_names[k] = name
