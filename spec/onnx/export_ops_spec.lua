@@ -16,7 +16,7 @@ local function check(f, sig, inputs, rtol, atol)
   tf.onnx.save(cf, path)
   local ok, msg = X.check(path)
   assert.is_truthy(ok, msg)
-  local names = X.py(path, "[i.name for i in m.graph.input]")
+  local names = X.info(path).inputs
   local feeds = {}
   for k, name in ipairs(names) do feeds[name] = inputs[k] end
   local res, order = X.ort(path, feeds)

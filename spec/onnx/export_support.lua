@@ -41,21 +41,40 @@ function M.missing()
   return nil
 end
 
---- onnx.checker.check_model(full_check = True) on the file: ok, message.
+local INFO = [[
+import onnx, sys, json
+m = onnx.load(sys.argv[1])
+try:
+    onnx.checker.check_model(m, full_check=True)
+    ok, msg = True, ""
+except Exception as e:
+    ok, msg = False, str(e)
+g = m.graph
+print(json.dumps({"ok": ok, "msg": msg,
+    "inputs": [i.name for i in g.input],
+    "dims": [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in g.input],
+    "ops": [n.op_type for n in g.node],
+    "opset": m.opset_import[0].version,
+    "ninit": len(g.initializer)}))
+]]
+local cache = {}
+
+--- onnx.checker.check_model(full_check = True) on the file: ok, message, and
+-- what the specs ask of the file (one python process): {inputs = names,
+-- dims = each input's dims (dim_param names for unknown ones), ops = the
+-- main graph's op types in order, opset =, ninit = initializers}.
 function M.check(path)
-  local ok, out = run(PY .. " -c " .. support.shell_quote(
-    "import onnx, sys\nm = onnx.load(sys.argv[1])\nonnx.checker.check_model(m, full_check=True)\nprint('ok')")
-    .. " " .. support.shell_quote(path))
-  return ok and out:match("ok"), out
+  local ok, out = run(PY .. " -c " .. support.shell_quote(INFO) .. " " .. support.shell_quote(path))
+  assert(ok, out)
+  local info = cjson.decode(out:match("{.*}"))
+  cache[path] = info
+  return info.ok and true or nil, info.msg, info
 end
 
---- A Python expression evaluated with 'm' the loaded model (e.g. its input dims).
-function M.py(path, expr)
-  local ok, out = run(PY .. " -c " .. support.shell_quote(
-    "import onnx, sys, json\nm = onnx.load(sys.argv[1])\nprint(json.dumps(" .. expr .. "))")
-    .. " " .. support.shell_quote(path))
-  assert(ok, out)
-  return cjson.decode(out)
+--- The check's information about the file (checked now unless it was).
+function M.info(path)
+  if not cache[path] then M.check(path) end
+  return cache[path]
 end
 
 local NAMES = {float32 = true, float64 = true, int32 = true, int64 = true, uint8 = true, bool = true}
