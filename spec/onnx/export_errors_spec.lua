@@ -68,6 +68,13 @@ describe("tf.onnx.save: refusals", function()
     assert.are.equal("tf.onnx.save: input_signature is given, but a concrete function has its own", err.message)
   end)
 
+  it("a function without tensor outputs", function()
+    local err = save_err(function() return 1 end, {})
+    assert.are.equal("ValueError", err.kind)
+    assert.are.equal("tf.onnx.save: the function returns no tensor: an ONNX model needs at least one output",
+      err.message)
+  end)
+
   it("a path that cannot be written", function()
     local f = tf.fn(function(x) return x * 2 end)
     local ok, err = pcall(tf.onnx.save, f, "/nonexistent-dir/m.onnx", {input_signature = {tf.TensorSpec({2})}})

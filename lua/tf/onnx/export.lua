@@ -21,8 +21,9 @@ local DT = {float32 = 0, float64 = 1, int32 = 2, int64 = 3, uint8 = 4, bool = 5,
 local emit_graph   -- function(e, G, in_names): below, used by the control-flow emitters
 local value_info   -- function(name, type, dim_name, what): below
 
+-- a tf error object (tf.errors), blamed on the caller of tf.onnx.save's helpers
 local function fail(kind, fmt, ...)
-  error({kind = kind, message = sfmt(fmt, ...)}, 0)
+  require("tf").errors.raise(kind, sfmt(fmt, ...), 3)
 end
 
 -- {==== the emitter state: ONNX nodes, initializers, value names
@@ -918,6 +919,9 @@ function M.save(f, path, opts)
   end
   precheck(G)
   local out_values, out_types = emit_graph(e, G, in_names)
+  if #out_values == 0 then
+    fail("ValueError", "tf.onnx.save: the function returns no tensor: an ONNX model needs at least one output")
+  end
   e.prefix = "outputs"
   -- outputs: an Identity each, named output_1, ... (or opts.output_names)
   local gout = {}
