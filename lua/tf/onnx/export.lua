@@ -8,7 +8,7 @@
 -- ModelProto with protobuf-c (proto/onnx.proto).
 local M = {}
 
-local sfmt, concat = string.format, table.concat
+local sfmt = string.format
 local MIN_OPSET, MAX_OPSET = 13, 17
 local INT64_MAX = math.maxinteger
 
@@ -31,8 +31,7 @@ local E = {}
 E.__index = E
 
 local function new_emitter(tf, opset)
-  return setmetatable({tf = tf, opset = opset, nodes = {}, inits = {}, names = {}, value = {}, count = 0},
-    E)
+  return setmetatable({tf = tf, opset = opset, nodes = {}, inits = {}, names = {}, count = 0, nnodes = 0}, E)
 end
 
 --- A value name not used yet, from 'base'.
@@ -48,9 +47,9 @@ function E:fresh(base)
 end
 
 --- Add an ONNX node; returns its output names ('nout' of them, default 1).
-function E:node(op_type, inputs, attrs, nout, base)
+function E:node(op_type, inputs, attrs, nout)
   local outs = {}
-  for k = 1, nout or 1 do outs[k] = self:fresh((base or self.prefix or op_type) .. "/" .. op_type) end
+  for k = 1, nout or 1 do outs[k] = self:fresh((self.prefix or op_type) .. "/" .. op_type) end
   local list = {}
   for name, a in pairs(attrs or {}) do list[#list + 1] = {name = name, type = a[1], value = a[2]} end
   table.sort(list, function(p, q) return p.name < q.name end)
@@ -60,7 +59,7 @@ function E:node(op_type, inputs, attrs, nout, base)
 end
 
 function E:fresh_node(op_type)
-  self.nnodes = (self.nnodes or 0) + 1
+  self.nnodes = self.nnodes + 1
   return sfmt("%s/%s_%d", self.prefix or "graph", op_type, self.nnodes)
 end
 
@@ -193,13 +192,11 @@ local function like(value)   -- zeros_like / ones_like
   end
 end
 
-local function int_of(n, k) return n.attrs.i[k + 1] end
-
 -- strided_slice: luatf's 'end' is inclusive, ONNX's exclusive
 local function strided_slice(e, n, x)
   local a = n.attrs
   local m = #a.ints // 2
-  local begin_mask, end_mask, shrink, extra = int_of(n, 0), int_of(n, 1), int_of(n, 2), int_of(n, 3)
+  local begin_mask, end_mask, shrink, extra = attr_i(n, 0), attr_i(n, 1), attr_i(n, 2), attr_i(n, 3)
   if extra ~= 0 then unsupported(n, "new_axis_mask and ellipsis_mask are not exported") end
   local starts, ends, axes, steps, squeeze = {}, {}, {}, {}, {}
   for k = 1, m do
