@@ -126,6 +126,18 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
     check(f, {tf.TensorSpec({tf.None, 2, 2}), tf.TensorSpec({tf.None, 2, 2})}, {a, b})
   end)
 
+  it("ranges, matrix_transpose, top_k, sort, argsort (positions 1-based)", function()
+    if skip then return pending(skip) end
+    local f = tf.fn(function(x, n)
+      local v, i = tf.math.top_k(x, {k = 2})
+      return tf.range(2, 11, 3), tf.range(0.5, 2, 0.25), tf.range(n), tf.cast(tf.range(1, n, 2), tf.float32) * 2,
+        tf.linalg.matrix_transpose(x), v, i, tf.sort(x), tf.sort(x, {direction = "DESCENDING"}), tf.argsort(x),
+        tf.argsort(x, {direction = "DESCENDING"})
+    end)
+    local x = tf.constant({{3.0, 1, 2, 1}, {-1, 5, 0, 5}})
+    check(f, {tf.TensorSpec({2, 4}), tf.TensorSpec({}, tf.int32)}, {x, tf.constant(7)})
+  end)
+
   it("recurrent layers: Keras LSTM and GRU (reset_after true and false), sequences and states", function()
     if skip then return pending(skip) end
     tf.random.set_seed(21)

@@ -336,6 +336,25 @@ local function gru(e, n, x)
   return rnn_outputs(e, y, yh)
 end
 -- }====
+
+-- sorting along the last axis with TopK (ties: the lower position first,
+-- as luatf); positions come back 1-based
+local function last_dim(e, x)
+  return e:node("Reshape", {e:node("Gather", {e:node("Shape", {x}), e:scalar(-1, DT.int64)}, {axis = {"int", 0}}),
+    e:ints({1})})
+end
+
+local function topk(e, n, x, k, largest)
+  local v, i = e:node("TopK", {x, k}, {axis = {"int", -1}, largest = {"int", largest and 1 or 0},
+    sorted = {"int", 1}}, 2)
+  return v, e:node("Add", {i, e:scalar(1, DT.int64)})
+end
+
+local function index_out(e, n, i, k)
+  local dt = out_dtype(n, k)
+  if dt ~= DT.int64 then i = cast_to(e, i, dt) end
+  return i
+end
 -- }====
 
 -- {==== control flow: cond -> If (branches capture outer values by name),
@@ -648,6 +667,30 @@ local OPS = {
     local y = e:node("Size", {x[1]})
     if out_dtype(n) ~= DT.int64 then y = cast_to(e, y, out_dtype(n)) end
     return y
+  end},
+  range_dyn = {onnx = "Range", emit = function(e, n, x)
+    local dt = out_dtype(n)
+    local ins = {}
+    for k = 1, 3 do ins[k] = in_type(e, n, k).dtype == dt and x[k] or cast_to(e, x[k], dt) end
+    return e:node("Range", ins)
+  end},
+  matrix_transpose = {onnx = "Transpose (the last two axes)", emit = function(e, n, x)
+    local r = need_rank(e, n, 1)
+    local perm = {}
+    for d = 1, r do perm[d] = d - 1 end
+    perm[r - 1], perm[r] = r - 1, r - 2
+    return e:node("Transpose", {x[1]}, {perm = {"ints", perm}})
+  end},
+  top_k = {onnx = "TopK (indices made 1-based)", emit = function(e, n, x)
+    local v, i = topk(e, n, x[1], e:ints({attr_i(n, 0)}), true)
+    return v, index_out(e, n, i, 2)
+  end},
+  sort = {onnx = "TopK over the whole last axis", emit = function(e, n, x)
+    return (topk(e, n, x[1], last_dim(e, x[1]), attr_i(n, 0) ~= 0))
+  end},
+  argsort = {onnx = "TopK over the whole last axis (indices made 1-based)", emit = function(e, n, x)
+    local _, i = topk(e, n, x[1], last_dim(e, x[1]), attr_i(n, 0) ~= 0)
+    return index_out(e, n, i)
   end},
   -- neural networks
   matmul = {onnx = "MatMul (+ Transpose for transpose_a/b)", emit = function(e, n, x)
