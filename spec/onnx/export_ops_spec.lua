@@ -138,6 +138,15 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
     check(f, {tf.TensorSpec({2, 4}), tf.TensorSpec({}, tf.int32)}, {x, tf.constant(7)})
   end)
 
+  it("tf.image.resize: bilinear and nearest, up and down, a dynamic batch", function()
+    if skip then return pending(skip) end
+    local f = tf.fn(function(x)
+      return tf.image.resize(x, {7, 5}), tf.image.resize(x, {2, 3}), tf.image.resize(x, {8, 9}, {method = "nearest"}),
+        tf.image.resize(x, {3, 2}, {method = "nearest"})
+    end)
+    check(f, {tf.TensorSpec({tf.None, 4, 6, 2})}, {tf.random.normal({2, 4, 6, 2})}, 1e-5, 1e-5)
+  end)
+
   it("recurrent layers: Keras LSTM and GRU (reset_after true and false), sequences and states", function()
     if skip then return pending(skip) end
     tf.random.set_seed(21)

@@ -355,6 +355,17 @@ local function index_out(e, n, i, k)
   if dt ~= DT.int64 then i = cast_to(e, i, dt) end
   return i
 end
+
+-- tf.image.resize (TensorFlow 2: half-pixel centers): ONNX Resize on NCHW
+-- to the sizes (batch, channels from the input when the model runs)
+local function resize(e, n, x, attrs)
+  local hw = n.attrs.ints
+  local nchw = to_nchw(e, x[1])
+  local shape = e:node("Shape", {nchw})
+  local nc = e:node("Slice", {shape, e:ints({0}), e:ints({2}), e:ints({0})})
+  local sizes = e:node("Concat", {nc, e:ints({hw[1], hw[2]})}, {axis = {"int", 0}})
+  return to_nhwc(e, e:node("Resize", {nchw, "", "", sizes}, attrs))
+end
 -- }====
 
 -- {==== control flow: cond -> If (branches capture outer values by name),
@@ -691,6 +702,13 @@ local OPS = {
   argsort = {onnx = "TopK over the whole last axis (indices made 1-based)", emit = function(e, n, x)
     local _, i = topk(e, n, x[1], last_dim(e, x[1]), attr_i(n, 0) ~= 0)
     return index_out(e, n, i)
+  end},
+  resize_bilinear = {onnx = "Resize (linear, half_pixel) between Transposes", emit = function(e, n, x)
+    return resize(e, n, x, {mode = {"string", "linear"}, coordinate_transformation_mode = {"string", "half_pixel"}})
+  end},
+  resize_nearest = {onnx = "Resize (nearest, tf_half_pixel_for_nn, floor) between Transposes", emit = function(e, n, x)
+    return resize(e, n, x, {mode = {"string", "nearest"}, nearest_mode = {"string", "floor"},
+      coordinate_transformation_mode = {"string", "tf_half_pixel_for_nn"}})
   end},
   -- neural networks
   matmul = {onnx = "MatMul (+ Transpose for transpose_a/b)", emit = function(e, n, x)
