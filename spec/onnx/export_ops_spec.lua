@@ -147,6 +147,25 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
     check(f, {tf.TensorSpec({tf.None, 4, 6, 2})}, {tf.random.normal({2, 4, 6, 2})}, 1e-5, 1e-5)
   end)
 
+  it("indexing: gather_nd, scatters, where, unique, sequence_mask, roll (positions 1-based)", function()
+    if skip then return pending(skip) end
+    local f = tf.fn(function(x, idx, upd, lens, v)
+      local uy, uidx = tf.unique(v)
+      local cy, cidx, count = tf.unique_with_counts(v)
+      return tf.gather_nd(x, idx), tf.scatter_nd(idx, upd, {3, 3}), tf.tensor_scatter_nd_update(x, idx, upd),
+        tf.tensor_scatter_nd_add(x, idx, upd), tf.tensor_scatter_nd_sub(x, idx, upd), tf.where(x > 4),
+        uy, uidx, cy, cidx, count, tf.sequence_mask(lens, 5), tf.sequence_mask(lens, nil, tf.float32),
+        tf.roll(x, 1, 2), tf.roll(x, {-1, 2}, {1, 2})
+    end)
+    local x = tf.constant({{1.0, 2, 3}, {4, 5, 6}, {7, 8, 9}})
+    local idx = tf.constant({{1, 2}, {3, 3}}, tf.int32)
+    local upd = tf.constant({10.0, 20})
+    local lens = tf.constant({1, 3, 0}, tf.int32)
+    local v = tf.constant({4, 1, 4, 2, 1}, tf.int32)
+    check(f, {tf.TensorSpec({3, 3}), tf.TensorSpec({2, 2}, tf.int32), tf.TensorSpec({2}), tf.TensorSpec({3}, tf.int32),
+      tf.TensorSpec({5}, tf.int32)}, {x, idx, upd, lens, v})
+  end)
+
   it("recurrent layers: Keras LSTM and GRU (reset_after true and false), sequences and states", function()
     if skip then return pending(skip) end
     tf.random.set_seed(21)

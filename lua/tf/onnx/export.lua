@@ -366,6 +366,36 @@ local function resize(e, n, x, attrs)
   local sizes = e:node("Concat", {nc, e:ints({hw[1], hw[2]})}, {axis = {"int", 0}})
   return to_nhwc(e, e:node("Resize", {nchw, "", "", sizes}, attrs))
 end
+
+-- luatf's 1-based positions as ONNX's 0-based int64 ones
+local function zero_based(e, idx)
+  return e:node("Sub", {cast_to(e, idx, DT.int64), e:scalar(1, DT.int64)})
+end
+
+local function scatter(reduction)
+  return function(e, n, x)
+    local updates = x[3]
+    if reduction == "sub" then updates, reduction = e:node("Neg", {updates}), "add" end
+    if reduction == "max" or reduction == "min" then unsupported(n, "ScatterND's max/min need opset 18") end
+    local attrs
+    if reduction then
+      if e.opset < 16 then unsupported(n, "ScatterND's reduction needs opset 16") end
+      attrs = {reduction = {"string", reduction}}
+    end
+    return e:node("ScatterND", {x[1], zero_based(e, x[2]), updates}, attrs)
+  end
+end
+
+local function unique(e, n, x)
+  -- ONNX Runtime's Unique takes float, int64, int8 and strings: other integers go through int64
+  local dt = out_dtype(n)
+  local v = (dt == DT.int32 or dt == DT.uint8) and cast_to(e, x[1], DT.int64) or x[1]
+  local y, _, inverse, counts = e:node("Unique", {v}, {sorted = {"int", 0}}, 4)
+  if v ~= x[1] then y = cast_to(e, y, dt) end
+  local idx = index_out(e, n, e:node("Add", {inverse, e:scalar(1, DT.int64)}), 2)
+  if #n.outputs == 3 then return y, idx, index_out(e, n, counts, 3) end
+  return y, idx
+end
 -- }====
 
 -- {==== control flow: cond -> If (branches capture outer values by name),
@@ -709,6 +739,60 @@ local OPS = {
   resize_nearest = {onnx = "Resize (nearest, tf_half_pixel_for_nn, floor) between Transposes", emit = function(e, n, x)
     return resize(e, n, x, {mode = {"string", "nearest"}, nearest_mode = {"string", "floor"},
       coordinate_transformation_mode = {"string", "tf_half_pixel_for_nn"}})
+  end},
+  gather_nd = {onnx = "GatherND (positions made 0-based)", emit = function(e, n, x)
+    return e:node("GatherND", {x[1], zero_based(e, x[2])})
+  end},
+  scatter_nd = {onnx = "ScatterND (reduction add) into zeros (opset 16+)", emit = function(e, n, x)
+    local v = e.tf.constant({0}, e.tf.core.internal.dtype_by_enum[out_dtype(n)])
+    local zeros = e:node("ConstantOfShape", {e:ints(n.attrs.ints)}, {value = {"tensor", v}})
+    return scatter("add")(e, n, {zeros, x[1], x[2]})
+  end},
+  tensor_scatter_nd_update = {onnx = "ScatterND", emit = scatter(nil)},
+  tensor_scatter_nd_add = {onnx = "ScatterND (reduction add, opset 16+)", emit = scatter("add")},
+  tensor_scatter_nd_sub = {onnx = "ScatterND (reduction add of Neg(updates), opset 16+)", emit = scatter("sub")},
+  where_indices = {onnx = "Add(Transpose(NonZero(x)), 1)", emit = function(e, n, x)
+    local nz = e:node("Transpose", {e:node("NonZero", {x[1]})}, {perm = {"ints", {1, 0}}})
+    return e:node("Add", {nz, e:scalar(1, DT.int64)})
+  end},
+  unique = {onnx = "Unique (sorted = 0; idx made 1-based)", emit = unique},
+  unique_with_counts = {onnx = "Unique (sorted = 0; idx made 1-based)", emit = unique},
+  sequence_mask = {onnx = "Less(Range(0, maxlen), Unsqueeze(lengths, -1)) (+ Cast)", emit = function(e, n, x)
+    local len = cast_to(e, x[1], DT.int64)
+    local maxlen = attr_i(n, 0)
+    local m
+    if maxlen >= 0 then m = e:scalar(maxlen, DT.int64)
+    else m = e:node("ReduceMax", {e:node("Concat", {e:node("Reshape", {len, e:ints({-1})}), e:ints({0})},
+      {axis = {"int", 0}})}, {keepdims = {"int", 0}}) end
+    local r = e:node("Range", {e:scalar(0, DT.int64), m, e:scalar(1, DT.int64)})
+    local y = e:node("Less", {r, e:node("Unsqueeze", {len, e:ints({-1})})})
+    if out_dtype(n) ~= DT.bool then y = cast_to(e, y, out_dtype(n)) end
+    return y
+  end},
+  roll = {onnx = "Concat of two Slices per axis (dims known)", emit = function(e, n, x)
+    local t = in_type(e, n, 1)
+    local shifts, axes = n.attrs.ints, n.attrs.ints2
+    local r = t.shape and #t.shape
+    local total = {}
+    for k, ax in ipairs(axes) do
+      if not r then unsupported(n, "an input of unknown rank") end
+      ax = ax < 0 and ax + r or ax
+      total[ax] = (total[ax] or 0) + shifts[k]
+    end
+    local y = x[1]
+    for ax, sh in pairs(total) do
+      local d = t.shape[ax + 1]
+      if not d or d < 0 then unsupported(n, "a roll over an unknown dimension") end
+      if d > 0 then
+        local s = sh % d
+        if s ~= 0 then
+          local a = e:node("Slice", {y, e:ints({d - s}), e:ints({d}), e:ints({ax})})
+          local b = e:node("Slice", {y, e:ints({0}), e:ints({d - s}), e:ints({ax})})
+          y = e:node("Concat", {a, b}, {axis = {"int", ax}})
+        end
+      end
+    end
+    return y == x[1] and e:node("Identity", {y}) or y
   end},
   -- neural networks
   matmul = {onnx = "MatMul (+ Transpose for transpose_a/b)", emit = function(e, n, x)
