@@ -557,6 +557,14 @@ local OPS = {
     local safe = e:node("Where", {z, e:scalar(1, dt), x[2]})
     return e:node("Where", {z, zero, e:node("Div", {x[1], safe})})
   end},
+  xlogy = {onnx = "Where(Equal(x, 0), 0, Mul(x, Log(y)))", emit = function(e, n, x)
+    local zero = e:scalar(0, out_dtype(n))
+    return e:node("Where", {e:node("Equal", {x[1], zero}), zero, e:node("Mul", {x[1], e:node("Log", {x[2]})})})
+  end},
+  xdivy = {onnx = "Where(Equal(x, 0), 0, Div(x, y))", emit = function(e, n, x)
+    local zero = e:scalar(0, out_dtype(n))
+    return e:node("Where", {e:node("Equal", {x[1], zero}), zero, e:node("Div", {x[1], x[2]})})
+  end},
   equal = {onnx = "Equal", emit = binary("Equal")},
   not_equal = {onnx = "Not(Equal(a, b))", emit = function(e, n, x)
     return e:node("Not", {e:node("Equal", {x[1], x[2]})}) end},
@@ -794,6 +802,7 @@ local OPS = {
     end
     return y == x[1] and e:node("Identity", {y}) or y
   end},
+  det = {onnx = "Det", emit = unary("Det")},
   -- neural networks
   matmul = {onnx = "MatMul (+ Transpose for transpose_a/b)", emit = function(e, n, x)
     local a, b = x[1], x[2]
