@@ -66,6 +66,8 @@ echo "== image decoding beside PIL (bench/io_image.sh)" >&2
 bash bench/io_image.sh
 echo "== tf.summary.scalar inside a traced training step (bench/summary.sh)" >&2
 bash bench/summary.sh
+echo "== ONNX resnet18 beside PyTorch and ONNX Runtime, load time (bench/onnx.sh)" >&2
+bash bench/onnx.sh
 # issue 8's training benchmarks take minutes (the convnet epochs, five
 # interleaved rounds); set LTF_BENCH_TRAIN=1 to include them here, or run
 #   bash bench/train.sh; bash bench/train_rounds.sh 5; bash bench/threads.sh 3

@@ -243,7 +243,7 @@ ltf_onnx_model *ltf_onnx_model_read_file(ltf_ctx *ctx, const char *path) {
         return NULL;
     }
     size_t size = (size_t)st.st_size;
-    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : NULL;
     close(fd);
     if (size && map == MAP_FAILED) {
         ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "onnx: %s: cannot map: %s", path, strerror(errno));

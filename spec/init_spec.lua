@@ -56,7 +56,7 @@ local LAZY_MODULES = {"tf.format", "tf.variable", "tf.math_ops", "tf.nn_ops", "t
   "tf.trace_type", "tf.tensor_array", "tf.control_flow", "tf.autograph", "tf.autograph.parser",
   "tf.autograph.transformer", "tf.autograph.operators", "tf.keras", "tf.keras.layer", "tf.keras.training",
   "tf.keras.optimizers", "tf.data", "tf.train.checkpoint", "tf.einsum", "tf.sort_ops", "tf.string_ops",
-  "tf.image_ops", "tf.gradient_tape"}
+  "tf.image_ops", "tf.gradient_tape", "tf.onnx", "tf.onnx.import"}
 
 local LOADED_CODE = [[
 local loaded = {}

@@ -6,9 +6,10 @@ shipped example model (examples/data/mlp.onnx).
     /usr/bin/python3 tools/onnx_models.py OUTDIR [--models mlp,convnet,...] [--opsets 13,17] [--seed 0]
 
 For each model and opset it writes OUTDIR/<model>_op<opset>.onnx, exported
-with the batch axis dynamic, and OUTDIR/<model>_op<opset>/input_<i>.pb /
-output_<i>.pb (ONNX TensorProtos): PyTorch's own outputs on random inputs
-whose batch size (3) differs from the one traced for the export (2).
+with the batch axis dynamic (and the transformer's sequence length), and
+OUTDIR/<model>_op<opset>/input_<i>.pb / output_<i>.pb (ONNX TensorProtos):
+PyTorch's own outputs on random inputs whose batch size (3) differs from
+the one traced for the export (2), and the transformer's length (5 for 7).
 Models: mlp, convnet (the MNIST example's network), resnet18, mobilenet_v2
 (torchvision, random weights), lstm, gru (over a sequence, states out too),
 transformer (nn.TransformerEncoder, 2 layers). Weights are random (seeded).
@@ -111,6 +112,9 @@ def export(name, opset, outdir, seed):
     dyn = {n: {batch_axis: "batch"} for n in in_names}
     for n in out_names:
         dyn[n] = {batch_axis: "batch"}   # the recurrent models' outputs are (seq|layers, batch, ...) too
+    if name == "transformer":           # the sequence length is dynamic too
+        for n in in_names + out_names:
+            dyn[n][1] = "seq"
     path = os.path.join(outdir, "%s_op%d.onnx" % (name, opset))
     torch.onnx.export(model, args, path, opset_version=opset, input_names=in_names, output_names=out_names,
                       dynamic_axes=dyn, do_constant_folding=True)
@@ -119,6 +123,8 @@ def export(name, opset, outdir, seed):
     for s in shapes:
         s = list(s)
         s[batch_axis] = 3
+        if name == "transformer":
+            s[1] = 5
         test.append(torch.randn(*s))
     with torch.no_grad():
         ref = model(*test)

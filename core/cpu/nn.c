@@ -429,8 +429,15 @@ static void conv_filter_tiles(void *arg, int64_t b, int64_t e) {
 }
 
 /* The direct path (conv_direct.c) takes float32 at stride 1 without
-** dilation and output channels in multiples of 8. */
+** dilation and output channels in multiples of 8, for windows of at most
+** CONV_DIRECT_MAX_K inputs (3x3 over 128 channels): past that (resnet18's
+** 3x3 convolutions over 256 and 512 channels) its register blocking loses
+** to im2col + GEMM, 4x at 512 channels, 1.3x at 256 and batch 16
+** (bench/onnx.sh). */
+#define CONV_DIRECT_MAX_K 1152
+#define CONV_WHOLE_COL_BYTES ((size_t)16 << 20)   /* conv_forward's one-GEMM path: columns at most */
 static int conv_direct(ltf_dtype dt, const win_plan *p) {
+    if (p->kh * p->kw * p->c > CONV_DIRECT_MAX_K) return 0;
     if (!(dt == LTF_DTYPE_FLOAT32 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
           ltf_cpu_conv_direct_ok(p->c, p->o) && p->oh > 0 && p->ow > 0 && p->kh > 0 && p->kw > 0))
         return 0;
@@ -499,6 +506,18 @@ static ltf_status conv_forward(ltf_ctx *ctx, const char *op, ltf_dtype dt, const
         return LTF_OK;
     }
     int64_t tile = conv_tile_rows(p, rows), ntiles = (rows + tile - 1) / tile;
+    size_t colb = (size_t)(rows * k) * p->es;
+    if (ntiles < ctx->pool.nthreads && colb <= CONV_WHOLE_COL_BYTES) {
+        /* fewer tiles than threads (a batch of one at 7x7): the whole column
+        ** matrix, then one GEMM on BLAS's threads */
+        char *col = malloc(colb ? colb : 1);
+        if (!col) return ltf_fail_oom(ctx, "conv2d scratch", colb);
+        col_job cj = { p, X, col, 0 };
+        im2col_range(&cj, 0, rows);
+        ltf_status st = ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, rows, p->o, k, 1.0, col, k, F, p->o, 0.0, Y, p->o);
+        free(col);
+        return st;
+    }
     conv_tile_job j = { p, dt, X, F, Y, NULL, NULL, rows, tile, k, 1, 0 };
     ltf_status st = ltf_cpu_blas_serial(ctx, op);
     if (st != LTF_OK) return st;

@@ -83,6 +83,13 @@ describe("tf.onnx.load", function()
     assert.same(a:totable(), c:totable())
   end)
 
+  it("composes: called inside another tf.fn it is inlined into that trace", function()
+    local f = tf.onnx.load(MLP)
+    local g = tf.fn(function(x) return f(x) * 2 end, {autograph = false})
+    local x = tf.random.normal({4, 8}, 0, 1, tf.float32, 13)
+    assert.same((f(x) * 2):totable(), g(x):totable())
+  end)
+
   it("is differentiable: the gradient matches finite differences", function()
     local f = tf.onnx.load(MLP)
     local x0 = tf.random.normal({1, 8}, 0, 1, tf.float64, 9)
@@ -148,7 +155,7 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])]])
 
   it("lists everything unsupported in one error, at load time", function()
     local bytes = make_model([[
-n1 = helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], ceil_mode=1)
+n1 = helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], dilations=[2, 2])
 n2 = helper.make_node("Bernoulli", ["p"], ["b"])
 n3 = helper.make_node("Frobnicate", ["b"], ["c"], domain="com.example")
 n4 = helper.make_node("Relu", ["c"], ["d"], alpha=0.5)
@@ -162,7 +169,7 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make
     local m = e.message
     assert.truthy(m:find("^onnx.load: the model uses what luatf cannot import: "), m)
     for _, part in ipairs({"operator set 'com.example' (version 1)", "output 'y' of type INT8",
-                           "MaxPool attribute 'ceil_mode' value 1", "operator Bernoulli",
+                           "MaxPool attribute 'dilations' values other than 1", "operator Bernoulli",
                            "operator Frobnicate of domain 'com.example'", "Relu attribute 'alpha'"}) do
       assert.truthy(m:find(part, 1, true), part .. " in: " .. m)
     end
@@ -176,6 +183,16 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make
     local e = err_of(tf.onnx.load, path)
     assert.equals("UnimplementedError", e.kind)
     assert.equals("onnx.load: node 'y' (CumSum): onnx: CumSum axis must be a constant (it depends on the inputs)", e.message)
+  end)
+
+  it("rearranges conv weights OIHW -> HWIO as tf.transpose does (core.internal.onnx_hwio)", function()
+    local w = tf.random.normal({6, 4, 3, 2}, 0, 1, tf.float32, 11)
+    assert.same(tf.transpose(w, {3, 4, 2, 1}):totable(), tf.core.internal.onnx_hwio(w):totable())
+    local w64 = tf.cast(w, tf.float64)
+    assert.same(tf.transpose(w64, {3, 4, 2, 1}):totable(), tf.core.internal.onnx_hwio(w64):totable())
+    local e = err_of(tf.core.internal.onnx_hwio, tf.zeros({2, 3, 4}))
+    assert.equals("InvalidArgumentError", e.kind)
+    assert.equals("onnx_hwio: a concrete 4-d tensor expected", e.message)
   end)
 
   it("keeps one copy of the weights: initializers are adopted, not copied", function()

@@ -496,9 +496,39 @@ def("Split", {axis = any, split = any, num_outputs = any}, function(_, node, ins
   end
   return tf.split(x, sizes, a)
 end)
+-- Slice with starts/ends known only when the graph runs (a length from
+-- Shape): clamped as ONNX does, in the graph, then tf.slice; steps 1 only
+local function slice_dynamic(x, starts, ends, axes, steps)
+  local r = rank_of(x)
+  local n = starts.shape[1]
+  if n == nil then raise("UnimplementedError", "onnx: Slice with starts of unknown length") end
+  for _, st in ipairs(steps or {}) do
+    if st ~= 1 then raise("UnimplementedError", "onnx: Slice with step %d and starts/ends known only at run time", st) end
+  end
+  local xs = tf.cast(tf.shape(x), tf.int64)
+  starts, ends = tf.cast(starts, tf.int64), tf.cast(ends, tf.int64)
+  local zero = const(0, tf.int64)
+  local begin, size = {}, {}
+  for i = 1, r do begin[i] = const({1}, tf.int64); size[i] = const({-1}, tf.int64) end
+  for i = 1, n do
+    local a = axes and norm_axis(axes[i], r) or i
+    local dim = xs[{{a, a}}]
+    local st, en = starts[{{i, i}}], ends[{{i, i}}]
+    st = tf.where(tf.less(st, zero), st + dim, st)
+    en = tf.where(tf.less(en, zero), en + dim, en)
+    st = tf.minimum(tf.maximum(st, zero), dim)
+    en = tf.minimum(tf.maximum(en, zero), dim)
+    begin[a] = st + 1
+    size[a] = tf.maximum(en - st, zero)
+  end
+  return tf.slice(x, tf.concat(begin, 1), tf.concat(size, 1))
+end
 def("Slice", {starts = any, ends = any, axes = any}, function(_, node, ins)
   local x = ins[1]
   local r = rank_of(x)
+  if not node.attrs.starts and (is_sym(ins[2]) or is_sym(ins[3])) then
+    return {slice_dynamic(x, ins[2], ins[3], int_list(ins[4], "Slice axes"), int_list(ins[5], "Slice steps"))}
+  end
   local starts = node.attrs.starts and node.attrs.starts.value or int_list(ins[2], "Slice starts")
   local ends = node.attrs.ends and node.attrs.ends.value or int_list(ins[3], "Slice ends")
   local axes = node.attrs.axes and node.attrs.axes.value or int_list(ins[4], "Slice axes")
@@ -795,11 +825,15 @@ local function conv_attrs()
   return {auto_pad = one_of("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), dilations = any, group = any,
           kernel_shape = any, pads = any, strides = any}
 end
--- OIHW -> HWIO; depthwise (C*M, 1, kh, kw) -> (kh, kw, C, M)
-local function hwio_filter(t) return tf.transpose(t, {3, 4, 2, 1}) end
+-- OIHW -> HWIO; depthwise (C*M, 1, kh, kw) -> (kh, kw, C, M). A constant
+-- goes through core.internal.onnx_hwio (bindings/onnx.c: a blocked copy).
+local function hwio_filter(t)
+  if not is_sym(t) and (t.dtype == tf.float32 or t.dtype == tf.float64) then return tf.core.internal.onnx_hwio(t) end
+  return tf.transpose(t, {3, 4, 2, 1})
+end
 local function dw_filter(t, g)
   local d = dims_of(t)
-  return tf.reshape(tf.transpose(tf.reshape(t, {d[1], d[3], d[4]}), {2, 3, 1}), {d[3], d[4], g, d[1] // g})
+  return tf.reshape(hwio_filter(t), {d[3], d[4], g, d[1] // g})
 end
 M.hwio_filter, M.dw_filter = hwio_filter, dw_filter
 def("Conv", conv_attrs(), function(cx, node, ins)
@@ -849,6 +883,43 @@ def("Conv", conv_attrs(), function(cx, node, ins)
   return {y}, "NHWC"
 end)
 
+def("ConvTranspose", {auto_pad = one_of("NOTSET", "VALID"), dilations = ones_only, group = one_of(1),
+                      kernel_shape = any, output_padding = any, output_shape = any, pads = any, strides = any},
+    function(cx, node, ins)
+  local w, b = ins[2], ins[3]
+  local wd = dims_of(w)
+  if wd.n ~= 4 then raise("UnimplementedError", "onnx: ConvTranspose over %d spatial dimensions", wd.n - 2) end
+  local at = node.attrs
+  local x = cx:get_nhwc(node.inputs[1], 4)
+  local xd = dims_of(x)
+  if xd[2] == nil or xd[3] == nil then raise("UnimplementedError", "onnx: ConvTranspose over an unknown spatial size") end
+  local s = at.strides and at.strides.value or {1, 1}
+  local op = at.output_padding and at.output_padding.value or {0, 0}
+  local pads = at.pads and at.pads.value or {0, 0, 0, 0}
+  local k = {wd[3], wd[4]}
+  local full = {(xd[2] - 1) * s[1] + k[1], (xd[3] - 1) * s[2] + k[2]}
+  local total = {full[1] + op[1], full[2] + op[2]}
+  if at.output_shape then
+    -- pads from the requested size (ONNX's rule for auto_pad NOTSET: the odd one at the start);
+    -- a size past the full output grows it with zeros at the end
+    local o = at.output_shape.value
+    o = {o[#o - 1], o[#o]}
+    for i = 1, 2 do
+      local t = total[i] - o[i]
+      if t >= 0 then pads[i], pads[i + 2] = t - t // 2, t // 2
+      else pads[i], pads[i + 2] = 0, 0; op[i] = op[i] - t; total[i] = total[i] - t end
+    end
+  end
+  local f = cx:weight(w, function(t) return tf.transpose(t, {3, 4, 2, 1}) end)   -- (Cin, Cout, kh, kw) -> (kh, kw, Cout, Cin)
+  local n = xd[1] or -1
+  local y = tf.nn.conv2d_transpose(x, f, n == -1 and tf.stack({tf.shape(x)[1], full[1], full[2], wd[2]}) or
+                                   {n, full[1], full[2], wd[2]}, {1, s[1], s[2], 1}, "VALID")
+  if op[1] > 0 or op[2] > 0 then y = tf.pad(y, {{0, 0}, {0, op[1]}, {0, op[2]}, {0, 0}}) end
+  y = y[{tf.all, {pads[1] + 1, total[1] - pads[3]}, {pads[2] + 1, total[2] - pads[4]}, tf.all}]
+  if b ~= nil then y = y + b end
+  return {y}, "NHWC"
+end)
+
 local function pool_attrs(extra)
   local a = {auto_pad = one_of("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), kernel_shape = any, pads = any,
              strides = any, ceil_mode = zero_only, dilations = ones_only, storage_order = zero_only}
@@ -856,7 +927,7 @@ local function pool_attrs(extra)
   return a
 end
 local function pool_def(name, is_max)
-  def(name, pool_attrs(is_max and {} or {count_include_pad = any}), function(cx, node, ins)
+  def(name, pool_attrs(is_max and {ceil_mode = any} or {count_include_pad = any}), function(cx, node, ins)
     local at = node.attrs
     local k = at.kernel_shape.value
     local nsp = #k
@@ -876,6 +947,19 @@ local function pool_def(name, is_max)
     if nsp == 1 and type(pad) == "table" then pad = {{0, 0}, pad[1]} end
     local xd = dims_of(x)
     if pad == "SAME_LOWER" then pad = same_lower({xd[2], xd[3]}, k, strides) end
+    if at.ceil_mode and at.ceil_mode.value ~= 0 then
+      -- ceil_mode: the end padding grown so that the last partial window counts
+      if type(pad) ~= "table" then raise("UnimplementedError", "onnx: %s ceil_mode with auto_pad", name) end
+      for i = 1, 2 do
+        local n = xd[i + 1]
+        if n == nil then raise("UnimplementedError", "onnx: %s ceil_mode over an unknown spatial size", name) end
+        local p0, p1 = pad[i][1], pad[i][2]
+        local out = math.ceil((n + p0 + p1 - k[i]) / strides[i]) + 1
+        if (out - 1) * strides[i] >= n + p0 then out = out - 1 end   -- no window starts in the end padding
+        local need = (out - 1) * strides[i] + k[i] - (n + p0 + p1)
+        if need > 0 then pad[i] = {p0, p1 + need} end
+      end
+    end
     local ksize = {1, k[1], k[2], 1}
     local st = {1, strides[1], strides[2], 1}
     local y
@@ -1163,7 +1247,7 @@ function CX:weight(w, f)
   return eager(f, w)
 end
 
-local NO_FOLD = {Conv = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
+local NO_FOLD = {Conv = true, ConvTranspose = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
                  GRU = true, GlobalAveragePool = true, GlobalMaxPool = true}   -- inputs seen NHWC, or big
 local function run_node(cx, node)
   local spec = OPS[node.op_type]
@@ -1317,7 +1401,11 @@ function M.load(tf_, src, opts)
     local args = table.pack(...)
     for i, inp in ipairs(inputs) do cx.env[inp.name] = args[i] end
     for _, node in ipairs(nodes) do
-      local ok, err = xpcall(run_node, os.getenv("LTF_ONNX_DEBUG") and function(e) print(debug.traceback(tostring(e.message or e))) return e end or function(e) return e end, cx, node)
+      -- LTF_ONNX_DEBUG=1: the Lua traceback of a failing node on stderr
+      local ok, err = xpcall(run_node, function(e)
+        if os.getenv("LTF_ONNX_DEBUG") then io.stderr:write(debug.traceback(tostring(type(e) == "table" and e.message or e)), "\n") end
+        return e
+      end, cx, node)
       if not ok then
         local msg = type(err) == "table" and err.message or tostring(err)
         local kind = type(err) == "table" and err.kind or "InvalidArgumentError"

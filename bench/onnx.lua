@@ -1,0 +1,50 @@
+-- bench/onnx.lua: luatf's side of bench/onnx.sh. Loads an ONNX model with
+-- tf.onnx.load and times it:
+--   lua5.4 bench/onnx.lua load MODEL.onnx      load time (best of 5 fresh loads) and memory
+--   lua5.4 bench/onnx.lua infer MODEL.onnx N   inference at batch N (median, bench/timing.lua)
+-- RESULT lines for bench/onnx.sh's table.
+local tf = require("tf")
+local T = require("timing")
+local what, path, n = arg[1], arg[2], tonumber(arg[3] or "1")
+
+local function rss_kb()
+  local f = io.open("/proc/self/status")
+  local s = f:read("a")
+  f:close()
+  return tonumber(s:match("VmRSS:%s*(%d+)")), tonumber(s:match("VmHWM:%s*(%d+)"))
+end
+
+if what == "load" then
+  local size = io.open(path, "rb"):seek("end")
+  local _ = tf.fn, tf.onnx   -- the modules, loaded before the timing
+  require("tf.onnx.import")
+  collectgarbage()
+  local rss0 = rss_kb()
+  local t0 = T.now()
+  local f = tf.onnx.load(path)
+  local first = T.now() - t0
+  collectgarbage()
+  -- memory one loaded model keeps, measured after the first load
+  local rss1 = rss_kb()
+  local live = tf.core.memory_stats().live_bytes
+  local best = first
+  for _ = 1, 4 do
+    f = nil
+    collectgarbage()
+    t0 = T.now()
+    f = tf.onnx.load(path)
+    best = math.min(best, T.now() - t0)
+  end
+  print(("RESULT luatf_load_ms %.1f"):format(best * 1000))
+  print(("RESULT luatf_first_load_ms %.1f"):format(first * 1000))
+  print(("RESULT model_mb %.1f"):format(size / 1e6))
+  print(("RESULT luatf_load_rss_mb %.1f"):format((rss1 - rss0) / 1024))
+  print(("RESULT luatf_engine_live_mb %.1f"):format(live / 1e6))
+elseif what == "infer" then
+  local f = tf.onnx.load(path)
+  local x = tf.random.normal({n, 3, 224, 224}, 0, 1, tf.float32, 1)
+  local s = T.timed(function(k) for _ = 1, k do f(x) end end)
+  print(("RESULT luatf_resnet18_b%d_ms %.2f"):format(n, s * 1000))
+else
+  error("usage: lua5.4 bench/onnx.lua load|infer MODEL.onnx [N]")
+end
