@@ -167,6 +167,26 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
       tf.TensorSpec({5}, tf.int32)}, {x, idx, upd, lens, v})
   end)
 
+  it("a tape's gradient inside the function (relu_grad, tanh_grad, sigmoid_grad, sum_to, broadcasts)", function()
+    if skip then return pending(skip) end
+    local w = tf.Variable(tf.constant({{1.0, -2}, {0.5, 3}}))
+    local b = tf.Variable(tf.constant({0.25, -0.5}))
+    local f = tf.fn(function(x, s)
+      local tape = tf.GradientTape()
+      tape:watch(x)
+      tape:watch(s)
+      local y = tape:record(function()
+        local h = tf.nn.relu(tf.matmul(x, w) + b)
+        return tf.reduce_sum(tf.tanh(h) * s + tf.sigmoid(x) * s + tf.sin(x) * x) + tf.reduce_sum(tf.reshape(x, {-1}) * 2)
+      end)
+      local g = tape:gradient(y, {x, s})
+      return g[1], g[2]
+    end)
+    local x = tf.constant({{0.5, -1}, {2, 0.25}, {-0.75, 1}})
+    -- the batch unknown: the gradients' sums and broadcasts are computed when the model runs
+    check(f, {tf.TensorSpec({tf.None, 2}), tf.TensorSpec({2})}, {x, tf.constant({1.5, -0.5})}, 1e-5, 1e-5)
+  end)
+
   it("recurrent layers: Keras LSTM and GRU (reset_after true and false), sequences and states", function()
     if skip then return pending(skip) end
     tf.random.set_seed(21)

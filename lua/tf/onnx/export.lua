@@ -803,6 +803,38 @@ local OPS = {
     return y == x[1] and e:node("Identity", {y}) or y
   end},
   det = {onnx = "Det", emit = unary("Det")},
+  -- what gradients are made of (a traced function may return a tape's gradient)
+  relu_grad = {onnx = "Where(Greater(x, 0), dy, 0)", emit = function(e, n, x)
+    return e:node("Where", {e:node("Greater", {x[2], e:scalar(0, in_type(e, n, 2).dtype)}), x[1],
+      e:scalar(0, out_dtype(n))})
+  end},
+  tanh_grad = {onnx = "Mul(dy, Sub(1, Mul(y, y)))", emit = function(e, n, x)
+    return e:node("Mul", {x[1], e:node("Sub", {e:scalar(1, out_dtype(n)), e:node("Mul", {x[2], x[2]})})})
+  end},
+  sigmoid_grad = {onnx = "Mul(dy, Mul(y, Sub(1, y)))", emit = function(e, n, x)
+    return e:node("Mul", {x[1], e:node("Mul", {x[2], e:node("Sub", {e:scalar(1, out_dtype(n)), x[2]})})})
+  end},
+  broadcast_like = {onnx = "Expand(g, Shape(x))", emit = function(e, n, x)
+    return e:node("Expand", {x[1], e:node("Shape", {x[2]})})
+  end},
+  reshape_like = {onnx = "Reshape(g, Shape(x))", emit = function(e, n, x)
+    return e:node("Reshape", {x[1], e:node("Shape", {x[2]})})
+  end},
+  sum_to = {onnx = "ReduceSum over the axes where x (padded with leading 1s) is 1, Reshape to Shape(x)",
+    emit = function(e, n, x)
+    local rg, rx = need_rank(e, n, 1, "gradient"), need_rank(e, n, 2, "target")
+    if rx > rg then unsupported(n, "a target of higher rank") end
+    local xs = e:node("Shape", {x[2]})
+    local padded = rg > rx and e:node("Concat", {e:ints((function()
+      local ones = {}
+      for k = 1, rg - rx do ones[k] = 1 end
+      return ones
+    end)()), xs}, {axis = {"int", 0}}) or xs
+    local axes = e:node("Reshape", {e:node("NonZero", {e:node("Equal", {padded, e:scalar(1, DT.int64)})}),
+      e:ints({-1})})
+    local sum = e:node("ReduceSum", {x[1], axes}, {keepdims = {"int", 1}, noop_with_empty_axes = {"int", 1}})
+    return e:node("Reshape", {sum, xs})
+  end},
   -- neural networks
   matmul = {onnx = "MatMul (+ Transpose for transpose_a/b)", emit = function(e, n, x)
     local a, b = x[1], x[2]
