@@ -203,6 +203,17 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
     check(f, {tf.TensorSpec({tf.None, 6, 3})}, {x}, 1e-4, 1e-5)
   end)
 
+  it("go_backwards and Bidirectional LSTM/GRU", function()
+    if skip then return pending(skip) end
+    tf.random.set_seed(22)
+    local L = tf.keras.layers
+    local back = L.LSTM{3, return_sequences = true, go_backwards = true}
+    local bi = L.Bidirectional{L.GRU{2, return_sequences = true}}
+    local bi2 = L.Bidirectional{L.LSTM{2}}
+    local f = tf.fn(function(x) return back(x), bi(x), bi2(x) end)
+    check(f, {tf.TensorSpec({tf.None, 5, 3})}, {tf.random.normal({2, 5, 3})}, 1e-4, 1e-5)
+  end)
+
   it("covered every op of the table", function()
     if skip then return pending(skip) end
     local missing = {}

@@ -286,20 +286,26 @@ end
 
 local function rnn_common(e, n, x, what)
   if x[what == "LSTM" and 7 or 6] then unsupported(n, "a mask") end
-  if attr_i(n, 0) ~= 0 then unsupported(n, "go_backwards") end
   local t = in_type(e, n, 4)
   local units = t.shape and t.shape[2] and t.shape[2] >= 0 and t.shape[2] // (what == "LSTM" and 4 or 3)
   if not units then unsupported(n, "the kernel's shape must be known") end
   return units, e:node("Transpose", {x[1]}, {perm = {"ints", {1, 0, 2}}})
 end
 
-local function rnn_outputs(e, y, yh, yc)
-  -- Y (T, 1, B, U) -> (B, T, U); Y_h, Y_c (1, B, U) -> (B, U)
-  local out = e:node("Transpose", {e:node("Squeeze", {y, e:ints({1})})}, {perm = {"ints", {1, 0, 2}}})
+local function rnn_outputs(e, n, y, yh, yc)
+  -- Y (T, 1, B, U) -> (B, T, U); Y_h, Y_c (1, B, U) -> (B, U). go_backwards: ONNX's reverse direction
+  -- keeps Y aligned with the input's steps, luatf's outputs are in processing order (reversed)
+  local seq = e:node("Squeeze", {y, e:ints({1})})
+  if attr_i(n, 0) ~= 0 then
+    seq = e:node("Slice", {seq, e:ints({-1}), e:ints({math.mininteger}), e:ints({0}), e:ints({-1})})
+  end
+  local out = e:node("Transpose", {seq}, {perm = {"ints", {1, 0, 2}}})
   local h = e:node("Squeeze", {yh, e:ints({0})})
   if yc then return out, h, e:node("Squeeze", {yc, e:ints({0})}) end
   return out, h
 end
+
+local function direction(n) return {"string", attr_i(n, 0) ~= 0 and "reverse" or "forward"} end
 
 local function weight(e, w, order, nparts)   -- (I, nU) Keras order -> (1, nU, I) ONNX order
   local g = gates(e, w, order, nparts)
@@ -314,8 +320,9 @@ local function lstm(e, n, x)
   local B = e:node("Concat", {b, e:node("Sub", {b, b})}, {axis = {"int", 1}})
   local h0 = e:node("Unsqueeze", {x[2], e:ints({0})})
   local c0 = e:node("Unsqueeze", {x[3], e:ints({0})})
-  local y, yh, yc = e:node("LSTM", {xs, W, R, B, "", h0, c0}, {hidden_size = {"int", units}}, 3)
-  return rnn_outputs(e, y, yh, yc)
+  local y, yh, yc = e:node("LSTM", {xs, W, R, B, "", h0, c0}, {hidden_size = {"int", units}, direction = direction(n)},
+    3)
+  return rnn_outputs(e, n, y, yh, yc)
 end
 
 local function gru(e, n, x)
@@ -332,8 +339,8 @@ local function gru(e, n, x)
   end
   local h0 = e:node("Unsqueeze", {x[2], e:ints({0})})
   local y, yh = e:node("GRU", {xs, W, R, B, "", h0},
-    {hidden_size = {"int", units}, linear_before_reset = {"int", reset_after and 1 or 0}}, 2)
-  return rnn_outputs(e, y, yh)
+    {hidden_size = {"int", units}, linear_before_reset = {"int", reset_after and 1 or 0}, direction = direction(n)}, 2)
+  return rnn_outputs(e, n, y, yh)
 end
 -- }====
 
@@ -851,9 +858,10 @@ local OPS = {
   end},
   cond = {onnx = "If (each branch a subgraph)", emit = cond},
   ["while"] = {onnx = "Loop (the condition before the loop and after each iteration)", emit = while_loop},
-  lstm_sequence = {onnx = "LSTM (gates reordered, time-major between Transposes; no mask, no go_backwards)",
+  lstm_sequence = {onnx = "LSTM (gates reordered, time-major between Transposes; go_backwards: reverse; no mask)",
     emit = lstm},
-  gru_sequence = {onnx = "GRU (linear_before_reset = Keras' reset_after; no mask, no go_backwards)", emit = gru},
+  gru_sequence = {onnx = "GRU (linear_before_reset = Keras' reset_after; go_backwards: reverse; no mask)",
+    emit = gru},
   softmax = {onnx = "Softmax", emit = function(e, n, x)
     return e:node("Softmax", {x[1]}, {axis = {"int", attr_i(n, 0)}}) end},
   log_softmax = {onnx = "LogSoftmax", emit = function(e, n, x)
