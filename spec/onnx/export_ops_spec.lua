@@ -119,6 +119,8 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
     local f = tf.fn(function(a, b)
       return tf.matmul(a, b), tf.matmul(a, b, {transpose_a = true}), tf.matmul(a, b, {transpose_b = true}),
         tf.nn.softmax(a), tf.nn.log_softmax(a, {axis = 2}), tf.nn.softmax(a, {axis = 1}),
+        tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant({2, 1}), tf.reduce_sum(a, {axis = 2})),
+        tf.nn.softmax_cross_entropy_with_logits(tf.nn.softmax(b), a),
         tf.shape(a), tf.size(b),   -- (batch unknown: computed when the model runs)
         tf.fill(tf.shape(a), 2.5)
     end)

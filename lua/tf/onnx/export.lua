@@ -843,6 +843,19 @@ local OPS = {
     return e:node("Reshape", {sum, xs})
   end},
   -- neural networks
+  sparse_softmax_cross_entropy_with_logits = {
+    onnx = "Neg(GatherElements(LogSoftmax(logits), labels - 1)) (labels 1-based)", emit = function(e, n, x)
+    local lsm = e:node("LogSoftmax", {x[2]}, {axis = {"int", -1}})
+    local idx = e:node("Unsqueeze", {zero_based(e, x[1]), e:ints({-1})})
+    local picked = e:node("GatherElements", {lsm, idx}, {axis = {"int", -1}})
+    return e:node("Neg", {e:node("Squeeze", {picked, e:ints({-1})})})
+  end},
+  softmax_cross_entropy_with_logits = {onnx = "Neg(ReduceSum(Mul(labels, LogSoftmax(logits))))",
+    emit = function(e, n, x)
+    local axis = attr_i(n, 0)
+    local lsm = e:node("LogSoftmax", {x[2]}, {axis = {"int", axis}})
+    return e:node("Neg", {e:node("ReduceSum", {e:node("Mul", {x[1], lsm}), e:ints({axis})}, {keepdims = {"int", 0}})})
+  end},
   matmul = {onnx = "MatMul (+ Transpose for transpose_a/b)", emit = function(e, n, x)
     local a, b = x[1], x[2]
     local function swap(v, k)
