@@ -109,4 +109,20 @@ describe("tf.onnx.save: convnets", function()
     local x = tf.random.normal({3, 6, 6, 2})
     X.assert_close(model(x), X.ort(path, {inputs = x}).output_1, 1e-4, 1e-6)
   end)
+  it("Conv2DTranspose (SAME and VALID, strides 1 to 3) as ConvTranspose", function()
+    if skip then return pending(skip) end
+    tf.random.set_seed(13)
+    local model = tf.keras.Sequential{
+      layers.Conv2DTranspose{4, {3, 3}, strides = {2, 2}, padding = "same", activation = "relu"},
+      layers.Conv2DTranspose{3, {2, 3}, strides = {3, 1}, padding = "valid"},
+      layers.Conv2DTranspose{2, {4, 4}, strides = {2, 2}, padding = "same"},
+      layers.Conv2DTranspose{2, {3, 3}, padding = "same"},
+    }
+    local path = X.tmpfile("deconv.onnx")
+    tf.onnx.save(model, path, {input_signature = {tf.TensorSpec({tf.None, 3, 5, 2}, tf.float32)}})
+    local ok, msg = X.check(path)
+    assert.is_truthy(ok, msg)
+    local x = tf.random.normal({2, 3, 5, 2})
+    X.assert_close(model(x), X.ort(path, {inputs = x}).output_1, 1e-4, 1e-5)
+  end)
 end)

@@ -901,6 +901,40 @@ local OPS = {
     w = e:node("Transpose", {w}, {perm = {"ints", {3, 2, 0, 1}}})
     return to_nhwc(e, e:node("Conv", {to_nchw(e, x[1]), w}, attrs))
   end},
+  conv2d_backprop_input = {onnx = "ConvTranspose between Transposes (conv2d_transpose, Conv2DTranspose)",
+    emit = function(e, n, x)
+    -- inputs (filters HWIO, dy NHWO); the result is conv2d's input (N, H, W, C), H and W in ints2
+    local ft = in_type(e, n, 1)
+    if not (ft.shape and #ft.shape == 4 and ft.shape[1] >= 0 and ft.shape[2] >= 0) then
+      unsupported(n, "the filter's height and width must be known")
+    end
+    local v, hw = n.attrs.ints, n.attrs.ints2
+    local s, d = {v[1], v[2]}, {v[3] or 1, v[4] or 1}
+    local k = {ft.shape[1], ft.shape[2]}
+    local p = attr_i(n, 0)
+    local before, after, extra = {}, {}, {}
+    for j = 1, 2 do
+      local span = (k[j] - 1) * d[j] + 1
+      local out
+      if p == 1 then   -- SAME
+        out = (hw[j] + s[j] - 1) // s[j]
+        local total = math.max((out - 1) * s[j] + span - hw[j], 0)
+        before[j], after[j] = total // 2, total - total // 2
+      elseif p == 2 then
+        before[j], after[j] = v[5 + 2 * (j - 1)], v[6 + 2 * (j - 1)]
+        out = (hw[j] + before[j] + after[j] - span) // s[j] + 1
+      else
+        before[j], after[j] = 0, 0
+        out = (hw[j] - span) // s[j] + 1
+      end
+      -- the rows the forward conv never read come back as output_padding
+      extra[j] = hw[j] - ((out - 1) * s[j] + span - before[j] - after[j])
+    end
+    local w = e:node("Transpose", {x[1]}, {perm = {"ints", {3, 2, 0, 1}}})
+    local y = e:node("ConvTranspose", {to_nchw(e, x[2]), w}, {strides = {"ints", s}, dilations = {"ints", d},
+      pads = {"ints", {before[1], before[2], after[1], after[2]}}, output_padding = {"ints", extra}})
+    return to_nhwc(e, y)
+  end},
   max_pool2d = {onnx = "MaxPool between Transposes", emit = function(e, n, x)
     local v = n.attrs.ints
     local attrs = {kernel_shape = {"ints", {v[1], v[2]}}, strides = {"ints", {v[3], v[4]}}}
