@@ -6,6 +6,8 @@
 // (data flat, row-major; int64 values as numbers or decimal strings)
 // outputs.json: the same layout for every output of the model, in order,
 // plus "__order": [the output names].
+// node tools/ort_run.js --batch jobs.json runs many models in one process
+// (tools/onnx_export_testdata.lua).
 // onnxruntime-node is found through NODE_PATH, LTF_ORT_NODE_PATH (its
 // node_modules folder) or the usual require search. Exit status 2 when it
 // cannot be loaded (the specs skip then), 1 when the run fails.
@@ -45,22 +47,26 @@ function toTensor(ort, spec) {
   return new ort.Tensor(dtype, data, spec.dims);
 }
 
+// IEEE half bits -> number (onnxruntime-node hands float16 out as Uint16 bit patterns)
+function halfToNumber(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, f = h & 0x3ff;
+  if (e === 0) return s * f * Math.pow(2, -24);
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * Math.pow(2, e - 15);
+}
+
 function fromTensor(t) {
   let data;
-  if (t.type === 'int64') data = Array.from(t.data, (v) => Number(v));
+  if (t.type === 'float16') {
+    data = Array.from(t.data, (v) => { const x = halfToNumber(v); return Number.isFinite(x) ? x : String(x); });
+  } else if (t.type === 'int64') data = Array.from(t.data, (v) => Number(v));
   else if (t.type === 'bool') data = Array.from(t.data, (v) => !!v);
   else if (t.type === 'string') data = Array.from(t.data);
   else data = Array.from(t.data, (v) => (Number.isFinite(v) ? v : String(v)));
   return {dtype: t.type, dims: Array.from(t.dims), data};
 }
 
-async function main() {
-  const [model, inPath, outPath] = process.argv.slice(2);
-  if (!model || !inPath || !outPath) {
-    process.stderr.write('usage: node tools/ort_run.js model.onnx inputs.json outputs.json\n');
-    process.exit(64);
-  }
-  const ort = loadOrt();
+async function runOne(ort, model, inPath, outPath) {
   const specs = JSON.parse(fs.readFileSync(inPath, 'utf8'));
   const feeds = {};
   for (const name of Object.keys(specs)) feeds[name] = toTensor(ort, specs[name]);
@@ -69,6 +75,28 @@ async function main() {
   const out = {__order: session.outputNames};
   for (const name of session.outputNames) out[name] = fromTensor(results[name]);
   fs.writeFileSync(outPath, JSON.stringify(out));
+}
+
+// --batch jobs.json: [{"model":, "inputs":, "outputs":}, ...] in one process (one
+// start-up for many models); a failing job writes {"__error": message} and the rest go on
+async function batch(jobsPath) {
+  const ort = loadOrt();
+  const jobs = JSON.parse(fs.readFileSync(jobsPath, 'utf8'));
+  for (const j of jobs) {
+    try { await runOne(ort, j.model, j.inputs, j.outputs); } catch (e) {
+      fs.writeFileSync(j.outputs, JSON.stringify({__error: e && e.message ? e.message : String(e)}));
+    }
+  }
+}
+
+async function main() {
+  if (process.argv[2] === '--batch') return batch(process.argv[3]);
+  const [model, inPath, outPath] = process.argv.slice(2);
+  if (!model || !inPath || !outPath) {
+    process.stderr.write('usage: node tools/ort_run.js model.onnx inputs.json outputs.json\n');
+    process.exit(64);
+  }
+  await runOne(loadOrt(), model, inPath, outPath);
 }
 
 main().catch((e) => {

@@ -122,7 +122,7 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
         tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant({2, 1}), tf.reduce_sum(a, {axis = 2})),
         tf.nn.softmax_cross_entropy_with_logits(tf.nn.softmax(b), a),
         tf.shape(a), tf.size(b),   -- (batch unknown: computed when the model runs)
-        tf.fill(tf.shape(a), 2.5)
+        tf.fill(tf.shape(a), 2.5), tf.broadcast_to(tf.constant({1.0, 2}), tf.shape(a)), tf.reshape(a, tf.shape(b))
     end)
     local a = tf.constant({{{1.0, 2}, {3, 4}}, {{-1, 0.5}, {2, -2}}})
     local b = tf.constant({{{0.5, 1}, {-1, 2}}, {{1, 1}, {0, 3}}})

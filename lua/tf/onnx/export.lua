@@ -713,7 +713,7 @@ local OPS = {
     return e:node("Slice", {x[1], e:ints(starts), e:ints(ends), e:ints(axes), e:ints(steps)})
   end},
   broadcast_to = {onnx = "Expand", emit = function(e, n, x)
-    return e:node("Expand", {x[1], e:ints(n.attrs.ints)}) end},
+    return e:node("Expand", {x[1], x[2] and cast_to(e, x[2], DT.int64) or e:ints(n.attrs.ints)}) end},
   shape = {onnx = "Shape (+ Cast)", emit = function(e, n, x)
     local y = e:node("Shape", {x[1]})
     if out_dtype(n) ~= DT.int64 then y = cast_to(e, y, out_dtype(n)) end
