@@ -149,4 +149,32 @@ describe("tf.onnx.save: the seeds' functions", function()
     assert.are.equal("UnimplementedError", err.kind)
     assert.matches("^tf.onnx.save: op 'tensor_array_write' %(node '[%w_]+'%) has no ONNX form$", err.message)
   end)
+  it("AutoGraph-converted Lua control flow (examples/autograph.lua): while, if, for over tf.range", function()
+    if skip then return pending(skip) end
+    local countdown = tf.fn(function(x)
+      while x > 0 do
+        x = x - 1
+      end
+      return x
+    end)
+    assert.are.same({0}, roundtrip(countdown, {tf.TensorSpec({}, tf.int32)}, {tf.constant(5)}).data)
+    local call = tf.fn(function(input_data)
+      if tf.reduce_mean(input_data) > 0 then
+        return input_data
+      else
+        return input_data // 2
+      end
+    end)
+    assert.are.same({-1, -2}, roundtrip(call, {tf.TensorSpec({2}, tf.int32)}, {tf.constant({-2, -4})}).data)
+    assert.are.same({3, 5}, roundtrip(call, {tf.TensorSpec({2}, tf.int32)}, {tf.constant({3, 5})}).data)
+    local train = tf.fn(function(num_steps)
+      local total = tf.constant(0)
+      for step in tf.range(num_steps) do
+        total = total + step + 1
+      end
+      return total
+    end)
+    assert.are.same({55}, roundtrip(train, {tf.TensorSpec({}, tf.int32)}, {tf.constant(10)}).data)
+    assert.are.same({210}, roundtrip(train, {tf.TensorSpec({}, tf.int32)}, {tf.constant(20)}).data)
+  end)
 end)
