@@ -68,6 +68,17 @@ describe("tf.onnx.save: refusals", function()
     assert.are.equal("tf.onnx.save: input_signature is given, but a concrete function has its own", err.message)
   end)
 
+  it("a loop variable of unknown rank", function()
+    local f = tf.fn(function(x)
+      return tf.while_loop(function(v) return tf.reduce_sum(v) < 10 end, function(v) return tf.concat({v, v}, 1) end,
+        {x}, {shape_invariants = {tf.TensorShape(nil)}})[1]
+    end)
+    local err = save_err(f, {input_signature = {tf.TensorSpec({2})}})
+    assert.are.equal("UnimplementedError", err.kind)
+    assert.are.equal("tf.onnx.save: op 'while' (node 'while') has no ONNX form: loop variable 1 has an unknown rank",
+      err.message)
+  end)
+
   it("a function without tensor outputs", function()
     local err = save_err(function() return 1 end, {})
     assert.are.equal("ValueError", err.kind)

@@ -177,4 +177,14 @@ describe("tf.onnx.save: the seeds' functions", function()
     assert.are.same({55}, roundtrip(train, {tf.TensorSpec({}, tf.int32)}, {tf.constant(10)}).data)
     assert.are.same({210}, roundtrip(train, {tf.TensorSpec({}, tf.int32)}, {tf.constant(20)}).data)
   end)
+  it("a loop variable whose length changes (shape_invariants with an unknown dim)", function()
+    if skip then return pending(skip) end
+    local f = tf.fn(function(x)
+      return tf.while_loop(function(v) return tf.reduce_sum(v) < 10 end, function(v) return tf.concat({v, v + 1}, 1) end,
+        {x}, {shape_invariants = {tf.TensorShape({tf.None})}})[1]
+    end)
+    -- {1} -> {1, 2} -> {1, 2, 2, 3} (sum 8) -> {1, 2, 2, 3, 2, 3, 3, 4} (sum 20)
+    local out = roundtrip(f, {tf.TensorSpec({tf.None})}, {tf.constant({1.0})})
+    assert.are.same({1, 2, 2, 3, 2, 3, 3, 4}, out.data)
+  end)
 end)

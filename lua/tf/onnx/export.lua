@@ -420,6 +420,10 @@ local function subgraph(e, label, inputs, body)
   local outs, otypes = body()
   local outputs = {}
   for k, o in ipairs(outs) do
+    if not otypes[k].shape then
+      fail("UnimplementedError", "tf.onnx.save: output %d of '%s' has an unknown rank, which ONNX subgraphs cannot have",
+        k, label)
+    end
     local name = e:fresh(label .. "/out")
     e.nodes[#e.nodes + 1] = {op_type = "Identity", name = e:fresh_node("Identity"), inputs = {o}, outputs = {name},
                              attrs = {}}
@@ -453,6 +457,7 @@ local function while_loop(e, n, x)
                   value_info(cin, {dtype = DT.bool, shape = {}}, nil, "input")}
   local bvars = {}
   for k = 1, nvars do
+    if not n.outputs[k].shape then unsupported(n, ("loop variable %d has an unknown rank"):format(k)) end
     bvars[k] = e:fresh(n.name .. "/var")
     inputs[#inputs + 1] = value_info(bvars[k], n.outputs[k], nil, "input")
   end
