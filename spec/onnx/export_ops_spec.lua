@@ -205,6 +205,23 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
     check(f, {tf.TensorSpec({tf.None, 6, 3})}, {x}, 1e-4, 1e-5)
   end)
 
+  it("masked recurrent layers (Embedding mask_zero, trailing padding): LSTM, GRU, Bidirectional", function()
+    if skip then return pending(skip) end
+    tf.random.set_seed(23)
+    local L = tf.keras.layers
+    local emb = L.Embedding{20, 4, mask_zero = true}
+    local seq = L.LSTM{3, return_sequences = true}
+    local seq0 = L.GRU{3, return_sequences = true, zero_output_for_mask = true}
+    local bi = L.Bidirectional{L.LSTM{2}}
+    local bis = L.Bidirectional{L.GRU{2, return_sequences = true}}
+    local f = tf.fn(function(ids)
+      local x = emb(ids)
+      return seq(x), seq0(x), bi(x), bis(x)
+    end)
+    local ids = tf.constant({{3, 7, 1, 0, 0, 0}, {5, 2, 9, 4, 11, 8}, {6, 0, 0, 0, 0, 0}}, tf.int32)
+    check(f, {tf.TensorSpec({tf.None, 6}, tf.int32)}, {ids}, 1e-4, 1e-5)
+  end)
+
   it("go_backwards and Bidirectional LSTM/GRU", function()
     if skip then return pending(skip) end
     tf.random.set_seed(22)

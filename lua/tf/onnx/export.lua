@@ -284,15 +284,22 @@ local function gates(e, w, order, nparts)
   return e:node("Concat", sorted, {axis = {"int", 1}})
 end
 
+-- A mask becomes ONNX's sequence_lens (the count of true steps per row): exact
+-- when the padding trails, as Keras' mask_zero gives for sequences padded at
+-- the end (a mask with holes is not representable; docs/onnx_export.md).
 local function rnn_common(e, n, x, what)
-  if x[what == "LSTM" and 7 or 6] then unsupported(n, "a mask") end
+  local m = x[what == "LSTM" and 7 or 6]
+  local lens = ""
+  if m then
+    lens = cast_to(e, e:node("ReduceSum", {cast_to(e, m, DT.int32), e:ints({1})}, {keepdims = {"int", 0}}), DT.int32)
+  end
   local t = in_type(e, n, 4)
   local units = t.shape and t.shape[2] and t.shape[2] >= 0 and t.shape[2] // (what == "LSTM" and 4 or 3)
   if not units then unsupported(n, "the kernel's shape must be known") end
-  return units, e:node("Transpose", {x[1]}, {perm = {"ints", {1, 0, 2}}})
+  return units, e:node("Transpose", {x[1]}, {perm = {"ints", {1, 0, 2}}}), lens, m
 end
 
-local function rnn_outputs(e, n, y, yh, yc)
+local function rnn_outputs(e, n, m, y, yh, yc)
   -- Y (T, 1, B, U) -> (B, T, U); Y_h, Y_c (1, B, U) -> (B, U). go_backwards: ONNX's reverse direction
   -- keeps Y aligned with the input's steps, luatf's outputs are in processing order (reversed)
   local seq = e:node("Squeeze", {y, e:ints({1})})
@@ -301,6 +308,10 @@ local function rnn_outputs(e, n, y, yh, yc)
   end
   local out = e:node("Transpose", {seq}, {perm = {"ints", {1, 0, 2}}})
   local h = e:node("Squeeze", {yh, e:ints({0})})
+  if m and attr_i(n, 0) == 0 and attr_i(n, 1) == 0 then
+    -- Keras repeats the last output over masked steps (ONNX: zeros); trailing padding: that is h
+    out = e:node("Where", {e:node("Unsqueeze", {m, e:ints({-1})}), out, e:node("Unsqueeze", {h, e:ints({1})})})
+  end
   if yc then return out, h, e:node("Squeeze", {yc, e:ints({0})}) end
   return out, h
 end
@@ -313,20 +324,20 @@ local function weight(e, w, order, nparts)   -- (I, nU) Keras order -> (1, nU, I
 end
 
 local function lstm(e, n, x)
-  local units, xs = rnn_common(e, n, x, "LSTM")
+  local units, xs, lens, m = rnn_common(e, n, x, "LSTM")
   local order = {1, 4, 2, 3}   -- Keras i, f, c, o -> ONNX i, o, f, c
   local W, R = weight(e, x[4], order, 4), weight(e, x[5], order, 4)
   local b = gates(e, e:node("Unsqueeze", {x[6], e:ints({0})}), order, 4)
   local B = e:node("Concat", {b, e:node("Sub", {b, b})}, {axis = {"int", 1}})
   local h0 = e:node("Unsqueeze", {x[2], e:ints({0})})
   local c0 = e:node("Unsqueeze", {x[3], e:ints({0})})
-  local y, yh, yc = e:node("LSTM", {xs, W, R, B, "", h0, c0}, {hidden_size = {"int", units}, direction = direction(n)},
-    3)
-  return rnn_outputs(e, n, y, yh, yc)
+  local y, yh, yc = e:node("LSTM", {xs, W, R, B, lens, h0, c0}, {hidden_size = {"int", units},
+    direction = direction(n)}, 3)
+  return rnn_outputs(e, n, m, y, yh, yc)
 end
 
 local function gru(e, n, x)
-  local units, xs = rnn_common(e, n, x, "GRU")
+  local units, xs, lens, m = rnn_common(e, n, x, "GRU")
   local order = {1, 2, 3}   -- Keras z, r, h = ONNX z, r, h
   local W, R = weight(e, x[3], order, 3), weight(e, x[4], order, 3)
   local reset_after = attr_i(n, 2) ~= 0
@@ -338,9 +349,9 @@ local function gru(e, n, x)
     B = e:node("Concat", {b, e:node("Sub", {b, b})}, {axis = {"int", 1}})
   end
   local h0 = e:node("Unsqueeze", {x[2], e:ints({0})})
-  local y, yh = e:node("GRU", {xs, W, R, B, "", h0},
+  local y, yh = e:node("GRU", {xs, W, R, B, lens, h0},
     {hidden_size = {"int", units}, linear_before_reset = {"int", reset_after and 1 or 0}, direction = direction(n)}, 2)
-  return rnn_outputs(e, n, y, yh)
+  return rnn_outputs(e, n, m, y, yh)
 end
 -- }====
 
@@ -876,9 +887,9 @@ local OPS = {
   end},
   cond = {onnx = "If (each branch a subgraph)", emit = cond},
   ["while"] = {onnx = "Loop (the condition before the loop and after each iteration)", emit = while_loop},
-  lstm_sequence = {onnx = "LSTM (gates reordered, time-major between Transposes; go_backwards: reverse; no mask)",
+  lstm_sequence = {onnx = "LSTM (gates reordered, time-major between Transposes; go_backwards: reverse; a mask as sequence_lens)",
     emit = lstm},
-  gru_sequence = {onnx = "GRU (linear_before_reset = Keras' reset_after; go_backwards: reverse; no mask)",
+  gru_sequence = {onnx = "GRU (linear_before_reset = Keras' reset_after; go_backwards: reverse; a mask as sequence_lens)",
     emit = gru},
   softmax = {onnx = "Softmax", emit = function(e, n, x)
     return e:node("Softmax", {x[1]}, {axis = {"int", attr_i(n, 0)}}) end},
