@@ -1200,8 +1200,12 @@ function M.save(f, path, opts)
     local tmp = path .. ".tmp"
     local fh, err = io.open(tmp, "wb")
     if not fh then fail("NotFoundError", "tf.onnx.save: cannot write '%s': %s", path, tostring(err)) end
-    fh:write(bytes)
-    fh:close()
+    local okw, werr = fh:write(bytes)
+    local okc, cerr = fh:close()
+    if not okw or not okc then
+      os.remove(tmp)
+      fail("DataLossError", "tf.onnx.save: cannot write '%s': %s", path, tostring(werr or cerr))
+    end
     local ok, rerr = os.rename(tmp, path)
     if not ok then os.remove(tmp) fail("NotFoundError", "tf.onnx.save: cannot write '%s': %s", path, tostring(rerr)) end
   end
