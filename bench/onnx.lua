@@ -1,7 +1,7 @@
 -- bench/onnx.lua: luatf's side of bench/onnx.sh. Loads an ONNX model with
 -- tf.onnx.load and times it:
 --   lua5.4 bench/onnx.lua load MODEL.onnx      load time (best of 5 fresh loads) and memory
---   lua5.4 bench/onnx.lua infer MODEL.onnx N   inference at batch N (median, bench/timing.lua)
+--   lua5.4 bench/onnx.lua infer MODEL.onnx N T inference at batch N on T threads (median, bench/timing.lua)
 -- RESULT lines for bench/onnx.sh's table.
 local tf = require("tf")
 local T = require("timing")
@@ -41,10 +41,12 @@ if what == "load" then
   print(("RESULT luatf_load_rss_mb %.1f"):format((rss1 - rss0) / 1024))
   print(("RESULT luatf_engine_live_mb %.1f"):format(live / 1e6))
 elseif what == "infer" then
+  local threads = tonumber(arg[4] or "2")
+  tf.core.set_num_threads(threads)
   local f = tf.onnx.load(path)
   local x = tf.random.normal({n, 3, 224, 224}, 0, 1, tf.float32, 1)
   local s = T.timed(function(k) for _ = 1, k do f(x) end end)
-  print(("RESULT luatf_resnet18_b%d_ms %.2f"):format(n, s * 1000))
+  print(("RESULT luatf_t%d_resnet18_b%d_ms %.2f"):format(threads, n, s * 1000))
 else
   error("usage: lua5.4 bench/onnx.lua load|infer MODEL.onnx [N]")
 end

@@ -2,7 +2,8 @@
 # bench/onnx.sh: issue 22 item 7 in one run: torchvision resnet18 (random
 # weights) exported to ONNX (tools/onnx_models.py, opset 13, into a
 # temporary directory), then inference at batch 1 and 16 in luatf
-# (tf.onnx.load, bench/onnx.lua), PyTorch on the source module at 1 and 2
+# (tf.onnx.load, bench/onnx.lua, 1 and 2 threads, the faster taken),
+# PyTorch on the source module at 1 and 2
 # threads (bench/onnx_peers.py, the faster taken) and ONNX Runtime
 # (onnxruntime-node from npm, bench/onnx_ort.js, 1 and 2 threads, the faster
 # taken) on the same file; and luatf's load time (best of 5) and the memory
@@ -24,8 +25,8 @@ model="$tmp/resnet18_op13.onnx"
 export OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2
 lua5.4 bench/onnx.lua load "$model" | tee -a "$f"
 for b in 1 16; do
-  lua5.4 bench/onnx.lua infer "$model" $b | tee -a "$f"
   for t in 1 2; do
+    OPENBLAS_NUM_THREADS=$t lua5.4 bench/onnx.lua infer "$model" $b $t | tee -a "$f"
     OMP_NUM_THREADS=$t /usr/bin/python3 bench/onnx_peers.py $b $t | tee -a "$f"
     if command -v node >/dev/null; then
       NODE_PATH=${NODE_PATH:-/work/npm-ort/node_modules} node bench/onnx_ort.js "$model" $b $t | tee -a "$f"
@@ -42,10 +43,10 @@ for line in open(sys.argv[1]):
 def best(prefix, suffix):
     v = [x for k, x in r.items() if k.startswith(prefix) and k.endswith(suffix)]
     return min(v) if v else None
-print("| what | luatf | PyTorch (best of 1/2 threads) | ONNX Runtime (best of 1/2 threads) | luatf vs PyTorch | luatf vs ORT | targets |")
+print("| what | luatf (best of 1/2 threads) | PyTorch (best of 1/2 threads) | ONNX Runtime (best of 1/2 threads) | luatf vs PyTorch | luatf vs ORT | targets |")
 print("|---|---|---|---|---|---|---|")
 for b in (1, 16):
-    l = r.get("luatf_resnet18_b%d_ms" % b)
+    l = best("luatf_", "_resnet18_b%d_ms" % b)
     t = best("torch_", "_resnet18_b%d_ms" % b)
     o = best("ort_", "_resnet18_b%d_ms" % b)
     if l is None:

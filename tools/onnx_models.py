@@ -12,7 +12,9 @@ PyTorch's own outputs on random inputs whose batch size (3) differs from
 the one traced for the export (2), and the transformer's length (5 for 7).
 Models: mlp, convnet (the MNIST example's network), resnet18, mobilenet_v2
 (torchvision, random weights), lstm, gru (over a sequence, states out too),
-transformer (nn.TransformerEncoder, 2 layers). Weights are random (seeded).
+bilstm, bigru (the same, bidirectional),
+transformer (nn.TransformerEncoder, 2 layers), upsample (convs and
+F.interpolate nearest and bilinear: ONNX Resize). Weights are random (seeded).
 """
 import argparse
 import os
@@ -60,11 +62,11 @@ class ConvNet(nn.Module):   # the PyTorch MNIST example's network
 
 
 class RNN(nn.Module):
-    def __init__(self, kind):
+    def __init__(self, kind, bidirectional=False):
         super().__init__()
         self.kind = kind
         cls = nn.LSTM if kind == "lstm" else nn.GRU
-        self.rnn = cls(input_size=6, hidden_size=8, num_layers=1)
+        self.rnn = cls(input_size=6, hidden_size=8, num_layers=1, bidirectional=bidirectional)
 
     def forward(self, x):
         if self.kind == "lstm":
@@ -74,7 +76,20 @@ class RNN(nn.Module):
         return y, h
 
 
+class Upsample(nn.Module):   # Resize in both modes PyTorch exports (nearest x2, bilinear x2)
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 2, 3, padding=1)
+
+    def forward(self, x):
+        x = F.interpolate(F.relu(self.conv1(x)), scale_factor=2, mode="nearest")
+        return F.interpolate(self.conv2(x), scale_factor=2, mode="bilinear", align_corners=False)
+
+
 def build(name):
+    if name == "upsample":
+        return Upsample(), [(2, 3, 8, 8)], 0
     if name == "mlp":
         return MLP(), [(2, 8)], 0
     if name == "convnet":
@@ -87,6 +102,8 @@ def build(name):
         return torchvision.models.mobilenet_v2(), [(2, 3, 224, 224)], 0
     if name in ("lstm", "gru"):
         return RNN(name), [(5, 2, 6)], 1          # (seq, batch, features): batch is axis 1
+    if name in ("bilstm", "bigru"):
+        return RNN(name[2:], bidirectional=True), [(5, 2, 6)], 1
     if name == "transformer":
         layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0, batch_first=True)
         return nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False), [(2, 7, 16)], 0
@@ -143,7 +160,7 @@ def export(name, opset, outdir, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
-    ap.add_argument("--models", default="mlp,convnet,resnet18,mobilenet_v2,lstm,gru,transformer")
+    ap.add_argument("--models", default="mlp,convnet,resnet18,mobilenet_v2,lstm,gru,bilstm,bigru,transformer,upsample")
     ap.add_argument("--opsets", default="13,17")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()

@@ -119,6 +119,58 @@ describe("tf.onnx.load", function()
     assert.equals(3, ops.transpose)
   end)
 
+  it("keeps NHWC through a per-channel Add between Convs (one transpose in, one out)", function()
+    local bytes = make_model([[
+import numpy as np
+from onnx import numpy_helper
+rng = np.random.default_rng(0)
+w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+b = numpy_helper.from_array(rng.standard_normal((4, 1, 1)).astype(np.float32), "b")
+n1 = helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])
+n2 = helper.make_node("Add", ["c", "b"], ["a"])
+n3 = helper.make_node("Relu", ["a"], ["r"])
+w2 = numpy_helper.from_array(rng.standard_normal((4, 4, 1, 1)).astype(np.float32), "w2")
+n4 = helper.make_node("Conv", ["r", "w2"], ["y"])
+g = helper.make_graph([n1, n2, n3, n4], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, 5, 5])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4, 5, 5])], [w, b, w2])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])]])
+    if not bytes then pending("no /usr/bin/python3 with onnx") return end
+    local f = tf.onnx.load(bytes, {bytes = true})
+    local ops = {}
+    for _, n in ipairs(f.graph:nodes()) do ops[n.op] = (ops[n.op] or 0) + 1 end
+    assert.equals(2, ops.transpose)
+    -- the reference: the same weights read back, NCHW arithmetic by hand
+    local m = tf.core.internal.onnx_read(bytes, true)
+    local init = {}
+    for _, e in ipairs(m.graph.initializers) do init[e[1]] = e[2] end
+    local function conv(x, w, pad)   -- NCHW / OIHW through luatf's NHWC / HWIO conv2d
+      return tf.transpose(tf.nn.conv2d(tf.transpose(x, {1, 3, 4, 2}), tf.transpose(w, {3, 4, 2, 1}), 1, pad), {1, 4, 2, 3})
+    end
+    local x = tf.random.normal({2, 3, 5, 5}, 0, 1, tf.float32, 17)
+    local want = conv(tf.nn.relu(conv(x, init.w, "SAME") + init.b), init.w2, "VALID")
+    assert.is_true(tf.reduce_max(tf.abs(f(x) - want)):item() < 1e-5)
+  end)
+
+  it("runs If as tf.cond, its branches reading the outer graph's values", function()
+    local bytes = make_model([[
+one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
+two = helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])
+tb = helper.make_graph([helper.make_node("Add", ["x", "one"], ["t"])], "then", [],
+                       [helper.make_tensor_value_info("t", TensorProto.FLOAT, [3])], [one])
+eb = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["e"])], "else", [],
+                       [helper.make_tensor_value_info("e", TensorProto.FLOAT, [3])], [two])
+n = helper.make_node("If", ["c"], ["y"], then_branch=tb, else_branch=eb)
+g = helper.make_graph([n], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                 helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])]])
+    if not bytes then pending("no /usr/bin/python3 with onnx") return end
+    local f = tf.onnx.load(bytes, {bytes = true})
+    local x = tf.constant({1, 2, 3}, tf.float32)
+    assert.same({2, 3, 4}, f(tf.constant(true), x):totable())
+    assert.same({2, 4, 6}, f(tf.constant(false), x):totable())
+  end)
+
   it("refuses unreadable bytes and missing files", function()
     local e = err_of(tf.onnx.load, "\0\1\2garbage", {bytes = true})
     assert.equals("InvalidArgumentError", e.kind)

@@ -97,6 +97,8 @@ end
 local function zero_only(v) if v ~= 0 then return sfmt("value %s", tostring(v)) end end
 -- }====
 
+local SUBGRAPH = function() return nil end   -- the check of a GRAPH attribute interpreted as a branch
+local run_subgraph                            -- defined with the interpreter below
 local function def(names, attrs, run, note)
   if type(names) == "string" then names = {names} end
   for _, n in ipairs(names) do OPS[n] = {attrs = attrs or {}, run = run, note = note} end
@@ -299,11 +301,19 @@ reduce_def("ReduceSumSquare", function(x, a, k) return tf.reduce_sum(x * x, a, k
 reduce_def("ReduceLogSum", function(x, a, k) return tf.log(tf.reduce_sum(x, a, k)) end)
 reduce_def("ReduceLogSumExp", function(x, a, k) return tf.reduce_logsumexp(x, a, k) end)
 local function arg_def(name, f)
-  def(name, {axis = any, keepdims = any, select_last_index = zero_only}, function(_, node, ins)
+  def(name, {axis = any, keepdims = any, select_last_index = any}, function(_, node, ins)
     local x = ins[1]
     local r = rank_of(x)
     local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 0, r)
-    local y = f(x, a) - 1
+    local y
+    if node.attrs.select_last_index and node.attrs.select_last_index.value ~= 0 then
+      -- the last of equal values: the first along the reversed axis, counted from the end
+      local n = dims_of(x)[a]
+      if n == nil then raise("UnimplementedError", "onnx: %s select_last_index over an unknown dimension", name) end
+      y = (n - 1) - (f(tf.reverse(x, {a}), a) - 1)
+    else
+      y = f(x, a) - 1
+    end
     if not node.attrs.keepdims or node.attrs.keepdims.value ~= 0 then y = tf.expand_dims(y, a) end
     return {tf.cast(y, tf.int64)}
   end)
@@ -325,10 +335,11 @@ local function softmax_def(name, f)
     end
     local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 1, r)
     local shp = shape_of(x)
-    local lead = 1
     local d = dims_of(x)
-    for i = 1, a - 1 do lead = d[i] and lead * d[i] or -1 end
-    local y = f(tf.reshape(x, {lead == -1 and -1 or lead, lead == -1 and 0 or -1}))
+    local tail = 1
+    for i = a, r do tail = (tail and d[i]) and tail * d[i] or nil end
+    if tail == nil then raise("UnimplementedError", "onnx: %s (opset %d) over axes of unknown size", node.op_type, cx.opset) end
+    local y = f(tf.reshape(x, {-1, tail}))
     return {tf.reshape(y, shp)}
   end)
 end
@@ -340,6 +351,42 @@ def("Hardmax", {axis = any}, function(cx, node, ins)
   local a = norm_axis(node.attrs.axis and node.attrs.axis.value or (cx.opset >= 13 and -1 or 1), r)
   local d = dims_of(x)
   return {tf.one_hot(tf.argmax(x, a), d[a], {axis = a, dtype = x.dtype})}
+end)
+-- NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: input (N, C, d...),
+-- target (N, d...) of class indices, optional per-class weights
+local function nll(x, target, weight, node)
+  local at = node.attrs
+  local red = at.reduction and at.reduction.value or "mean"
+  local c = dims_of(x)[2]
+  if c == nil then raise("UnimplementedError", "onnx: %s over an unknown number of classes", node.op_type) end
+  local t = tf.cast(target, tf.int64)
+  local keep
+  if at.ignore_index then keep = tf.not_equal(t, tf.cast(at.ignore_index.value, tf.int64)) end
+  local safe = keep and tf.where(keep, t, tf.zeros_like(t)) or t
+  local oh = tf.one_hot(safe + 1, c, {axis = 2, dtype = x.dtype})
+  local picked = tf.reduce_sum(x * oh, {2})
+  local w
+  if weight ~= nil then w = tf.gather(weight, safe + 1) end
+  if keep then
+    local k = tf.cast(keep, x.dtype)
+    w = w and w * k or k
+  end
+  local loss = w and -(picked * w) or -picked
+  if red == "none" then return loss end
+  if red == "sum" then return tf.reduce_sum(loss) end
+  if w then return tf.reduce_sum(loss) / tf.reduce_sum(w) end
+  return tf.reduce_mean(loss)
+end
+local LOSS_ATTRS = {reduction = one_of("none", "sum", "mean"), ignore_index = any}
+def("NegativeLogLikelihoodLoss", LOSS_ATTRS, function(_, node, ins) return {nll(ins[1], ins[2], ins[3], node)} end)
+def("SoftmaxCrossEntropyLoss", LOSS_ATTRS, function(_, node, ins)
+  local x = ins[1]
+  local r = rank_of(x)
+  local perm = {}
+  for i = 1, r do perm[i] = i end
+  perm[2], perm[r] = r, 2
+  local lp = r == 2 and tf.nn.log_softmax(x) or tf.transpose(tf.nn.log_softmax(tf.transpose(x, perm)), perm)
+  return {nll(lp, ins[2], ins[3], node), lp}
 end)
 def("CumSum", {exclusive = any, reverse = any}, function(_, node, ins)
   local x = ins[1]
@@ -642,6 +689,87 @@ def("GatherND", {batch_dims = zero_only}, function(_, _, ins)
   if all_known(lim) then idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + const(lim, tf.int64), idx) end
   return {tf.gather_nd(x, idx + 1)}
 end)
+local function nd_index(idx, data)   -- ONNX's 0-based (negative from the end) -> luatf's 1-based
+  idx = tf.cast(idx, tf.int64)
+  local k = dims_of(idx)
+  local m = k[k.n]
+  local d = dims_of(data)
+  local lim = {}
+  for i = 1, m do lim[i] = d[i] end
+  if m and all_known({n = m, unpack(lim, 1, m)}) then
+    idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + const(lim, tf.int64), idx)
+  end
+  return idx + 1
+end
+def("ScatterND", {reduction = one_of("none", "add")}, function(_, node, ins)
+  local red = node.attrs.reduction and node.attrs.reduction.value or "none"
+  local f = red == "add" and tf.tensor_scatter_nd_add or tf.tensor_scatter_nd_update
+  return {f(ins[1], nd_index(ins[2], ins[1]), ins[3])}
+end)
+def("ScatterElements", {axis = any, reduction = one_of("none", "add")}, function(_, node, ins)
+  local x, idx, upd = ins[1], ins[2], ins[3]
+  local r = rank_of(x)
+  local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 0, r)
+  local di, dx = dims_of(idx), dims_of(x)
+  if not all_known(di) or not all_known(dx) then raise("UnimplementedError", "onnx: ScatterElements needs known shapes") end
+  idx = tf.cast(idx, tf.int64)
+  idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + dx[a], idx)
+  local coords = {}
+  for k = 1, r do
+    if k == a then coords[k] = idx + 1
+    else
+      local shp = {}
+      for j = 1, r do shp[j] = 1 end
+      shp[k] = di[k]
+      coords[k] = tf.broadcast_to(tf.reshape(tf.range(1, di[k] + 1, 1, tf.int64), shp), {unpack(di, 1, r)})
+    end
+  end
+  local red = node.attrs.reduction and node.attrs.reduction.value or "none"
+  local f = red == "add" and tf.tensor_scatter_nd_add or tf.tensor_scatter_nd_update
+  return {f(x, tf.stack(coords, r + 1), upd)}
+end)
+OPS.Scatter = OPS.ScatterElements   -- its opset 9-10 name
+-- If: a constant condition picks its branch while tracing; otherwise tf.cond
+-- over the two branches, each interpreted as a closure (outer values visible)
+def("If", {then_branch = SUBGRAPH, else_branch = SUBGRAPH}, function(cx, node, ins)
+  local c = ins[1]
+  local tb, eb = node.attrs.then_branch.value, node.attrs.else_branch.value
+  if not is_sym(c) then
+    local v = flat_vals(c)[1]
+    return run_subgraph(cx, (v == true or v == 1) and tb or eb)
+  end
+  local function branch(g) return function() return unpack(run_subgraph(cx, g)) end end
+  local outs = table.pack(tf.cond(tf.reshape(c, {}), branch(tb), branch(eb)))
+  outs.n = nil
+  return outs
+end)
+def("Compress", {axis = any}, function(_, node, ins)
+  local x, cond = ins[1], ins[2]
+  local a
+  if node.attrs.axis then a = norm_axis(node.attrs.axis.value, rank_of(x)) else x = tf.reshape(x, {-1}); a = 1 end
+  local idx = tf.reshape(tf.where(tf.cast(cond, tf.bool)), {-1})   -- 1-based positions of the true entries
+  return {tf.gather(x, idx, {axis = a})}
+end)
+def("Shrink", {bias = any, lambd = any}, function(_, node, ins)
+  local x = ins[1]
+  local b = node.attrs.bias and node.attrs.bias.value or 0
+  local l = node.attrs.lambd and node.attrs.lambd.value or 0.5
+  local lo, hi = tf.cast(-l, x.dtype), tf.cast(l, x.dtype)
+  local zero = tf.zeros_like(x)
+  return {tf.where(tf.less(x, lo), x + tf.cast(b, x.dtype), tf.where(tf.greater(x, hi), x - tf.cast(b, x.dtype), zero))}
+end)
+def("Det", {}, function(_, _, ins) return {tf.linalg.det(ins[1])} end)
+def("EyeLike", {dtype = function(v) if not DTYPES[v] then return "dtype " .. (ONNX_TYPE_NAMES[v] or tostring(v)) end end,
+                k = any}, function(_, node, ins)
+  local x = ins[1]
+  local d = dims_of(x)
+  if not all_known(d) then raise("UnimplementedError", "onnx: EyeLike needs a known shape") end
+  local dt = node.attrs.dtype and dtype_of(node.attrs.dtype.value) or x.dtype
+  local k = node.attrs.k and node.attrs.k.value or 0
+  local rows = tf.reshape(tf.range(0, d[1], 1, tf.int64), {d[1], 1})
+  local cols = tf.reshape(tf.range(0, d[2], 1, tf.int64), {1, d[2]})
+  return {tf.cast(tf.equal(cols - rows, tf.cast(k, tf.int64)), dt)}
+end)
 def("Expand", {}, function(_, _, ins)
   local x, s = ins[1], ins[2]
   if not is_sym(s) then
@@ -735,8 +863,10 @@ def("OneHot", {axis = any}, function(_, node, ins)
   local off, on = values[1], values[2]
   return {oh * (on - off) + off}
 end)
-def("TopK", {axis = any, largest = one_of(1), sorted = one_of(1)}, function(_, node, ins)
+def("TopK", {axis = any, largest = any, sorted = one_of(1)}, function(_, node, ins)
   local x = ins[1]
+  local smallest = node.attrs.largest and node.attrs.largest.value == 0
+  if smallest then x = -x end
   local r = rank_of(x)
   local a = norm_axis(node.attrs.axis and node.attrs.axis.value or -1, r)
   local k = int_list(ins[2], "TopK k")[1]
@@ -748,13 +878,15 @@ def("TopK", {axis = any, largest = one_of(1), sorted = one_of(1)}, function(_, n
     x = tf.transpose(x, perm)
   end
   local v, i = tf.math.top_k(x, k)
+  if smallest then v = -v end
   i = tf.cast(i, tf.int64) - 1
   if perm then v, i = tf.transpose(v, perm), tf.transpose(i, perm) end
   return {v, i}
 end)
 def("Trilu", {upper = any}, function(_, node, ins)
   local x = ins[1]
-  local k = ins[2] and int_list(ins[2], "Trilu k")[1] or 0
+  local k = ins[2] or 0
+  if type(k) ~= "number" then k = tf.cast(tf.reshape(k, {}), tf.int64) end
   local d = dims_of(x)
   local n, m = d[d.n - 1], d[d.n]
   local upper = not node.attrs.upper or node.attrs.upper.value ~= 0
@@ -1023,6 +1155,63 @@ def("BatchNormalization", {epsilon = any, momentum = any, training_mode = zero_o
   local x = ins[1]
   return {x * channel_vec(a, r, 2) + channel_vec(b, r, 2)}
 end)
+-- Resize / Upsample of a 4-d NCHW input by constant scales or sizes (height
+-- and width only): nearest neighbour at integer factors where ONNX's
+-- coordinates make it a repeat, linear with half-pixel centres
+-- (tf.image.resize's bilinear); anything else is refused
+local function resize(cx, node, ins, scales, sizes)
+  local at = node.attrs
+  local mode = at.mode and at.mode.value or "nearest"
+  local ctm = at.coordinate_transformation_mode and at.coordinate_transformation_mode.value or "half_pixel"
+  local nm = at.nearest_mode and at.nearest_mode.value or "round_prefer_floor"
+  local x = ins[1]
+  local d = dims_of(x)
+  if d.n ~= 4 then raise("UnimplementedError", "onnx: %s of a %d-d input", node.op_type, d.n) end
+  if d[3] == nil or d[4] == nil then raise("UnimplementedError", "onnx: %s over an unknown spatial size", node.op_type) end
+  local oh, ow
+  if sizes then
+    if sizes[1] ~= d[1] and d[1] ~= nil or sizes[2] ~= d[2] then raise("UnimplementedError", "onnx: %s of the batch or channels", node.op_type) end
+    oh, ow = sizes[3], sizes[4]
+  else
+    if scales[1] ~= 1 or scales[2] ~= 1 then raise("UnimplementedError", "onnx: %s of the batch or channels", node.op_type) end
+    oh, ow = math.floor(d[3] * scales[3]), math.floor(d[4] * scales[4])
+  end
+  local xh = cx:get_nhwc(node.inputs[1], 4)
+  if mode == "nearest" then
+    local fh, fw = oh // d[3], ow // d[4]
+    local repeat_ok = fh * d[3] == oh and fw * d[4] == ow and fh >= 1 and fw >= 1 and
+      (((ctm == "half_pixel" or ctm == "pytorch_half_pixel") and nm:match("^round")) or (ctm == "asymmetric" and nm == "floor"))
+    if not repeat_ok then
+      raise("UnimplementedError", "onnx: %s nearest %s/%s from %dx%d to %dx%d", node.op_type, ctm, nm, d[3], d[4], oh, ow)
+    end
+    local n = d[1] or -1
+    local y = tf.reshape(xh, {n, d[3], 1, d[4], 1, d[2]})
+    y = y * tf.ones({1, 1, fh, 1, fw, 1}, x.dtype)
+    return {tf.reshape(y, {n, oh, ow, d[2]})}, "NHWC"
+  end
+  if mode == "linear" and (ctm == "half_pixel" or (ctm == "pytorch_half_pixel" and oh > 1 and ow > 1)) then
+    return {tf.image.resize(xh, {oh, ow}, {method = "bilinear"})}, "NHWC"
+  end
+  raise("UnimplementedError", "onnx: %s mode %s with coordinate_transformation_mode %s", node.op_type, mode, ctm)
+end
+local RESIZE_ATTRS = {mode = one_of("nearest", "linear"), coordinate_transformation_mode = any, nearest_mode = any,
+                      cubic_coeff_a = any, exclude_outside = zero_only, extrapolation_value = any}
+def("Resize", RESIZE_ATTRS, function(cx, node, ins)
+  local scales, sizes
+  if ins[4] ~= nil then sizes = int_list(ins[4], "Resize sizes")
+  elseif ins[3] ~= nil then scales = int_list(ins[3], "Resize scales")
+  elseif ins[2] ~= nil and cx.opset < 11 then scales = int_list(ins[2], "Resize scales") end
+  if (sizes == nil or #sizes == 0) and (scales == nil or #scales == 0) then
+    raise("UnimplementedError", "onnx: Resize without scales or sizes")
+  end
+  if sizes and #sizes == 0 then sizes = nil end
+  return resize(cx, node, ins, scales, sizes)
+end)
+def("Upsample", {mode = one_of("nearest", "linear"), scales = any}, function(cx, node, ins)
+  local scales = node.attrs.scales and node.attrs.scales.value or int_list(ins[2], "Upsample scales")
+  return resize(cx, node, ins, scales, nil)
+end)
+LAYOUT_FREE.Resize, LAYOUT_FREE.Upsample = nil, nil
 def("InstanceNormalization", {epsilon = any}, function(_, node, ins)
   local x, s, b = ins[1], ins[2], ins[3]
   local eps = node.attrs.epsilon and node.attrs.epsilon.value or 1e-5
@@ -1082,7 +1271,7 @@ local function gate_cols(t, order, h)   -- t (rows, k*H) in ONNX gate order -> l
   return tf.concat(parts, 2)
 end
 local RNN_ATTRS = {activation_alpha = any, activation_beta = any, clip = any, hidden_size = any,
-                   direction = one_of("forward", "reverse", "bidirectional"), layout = one_of(0),
+                   direction = one_of("forward", "reverse", "bidirectional"), layout = one_of(0, 1),
                    input_forget = zero_only, linear_before_reset = any,
                    activations = function(v)
                      local ok = {Sigmoid = true, Tanh = true}
@@ -1092,6 +1281,22 @@ local RNN_ATTRS = {activation_alpha = any, activation_beta = any, clip = any, hi
                        local _ = want
                      end
                    end}
+-- layout = 1 (batch first): inputs to ONNX's default layout, outputs back
+local function batch_first_in(ins, layout)
+  if layout ~= 1 then return ins end
+  local t = {n = ins.n}
+  for i = 1, ins.n do t[i] = ins[i] end
+  t[1] = tf.transpose(ins[1], {2, 1, 3})                       -- (batch, seq, in) -> (seq, batch, in)
+  if t[6] ~= nil then t[6] = tf.transpose(ins[6], {2, 1, 3}) end   -- (batch, dirs, H) -> (dirs, batch, H)
+  if t[7] ~= nil then t[7] = tf.transpose(ins[7], {2, 1, 3}) end
+  return t
+end
+local function batch_first_out(outs, layout)
+  if layout ~= 1 then return outs end
+  local t = {tf.transpose(outs[1], {3, 1, 2, 4})}               -- (seq, dirs, batch, H) -> (batch, seq, dirs, H)
+  for i = 2, #outs do t[i] = tf.transpose(outs[i], {2, 1, 3}) end
+  return t
+end
 local function rnn_def(name, ngates, onnx_order)
   def(name, RNN_ATTRS, function(_, node, ins)
     local at = node.attrs
@@ -1104,6 +1309,8 @@ local function rnn_def(name, ngates, onnx_order)
         end
       end
     end
+    local layout = at.layout and at.layout.value or 0
+    ins = batch_first_in(ins, layout)
     local x, W, R, B, seq_lens, h0, c0 = ins[1], ins[2], ins[3], ins[4], ins[5], ins[6], ins[7]
     if seq_lens ~= nil then raise("UnimplementedError", "onnx: %s sequence_lens", name) end
     local H = at.hidden_size and at.hidden_size.value or dims_of(R)[3]
@@ -1151,9 +1358,43 @@ local function rnn_def(name, ngates, onnx_order)
     local Yh = ndir == 1 and hs[1] or tf.concat(hs, 1)
     local outs = {Y, Yh}
     if ngates == 4 then outs[3] = ndir == 1 and cs[1] or tf.concat(cs, 1) end
-    return outs
+    return batch_first_out(outs, layout)
   end)
 end
+def("RNN", RNN_ATTRS, function(_, node, ins)
+  local at = node.attrs
+  if at.clip then raise("UnimplementedError", "onnx: RNN attribute 'clip'") end
+  if at.activations then
+    for _, a in ipairs(at.activations.value) do
+      if a ~= "Tanh" then raise("UnimplementedError", "onnx: RNN activation %s", a) end
+    end
+  end
+  local layout = at.layout and at.layout.value or 0
+  ins = batch_first_in(ins, layout)
+  local x, W, R, B, seq_lens, h0 = ins[1], ins[2], ins[3], ins[4], ins[5], ins[6]
+  if seq_lens ~= nil then raise("UnimplementedError", "onnx: RNN sequence_lens") end
+  local T = dims_of(x)[1]
+  if T == nil then raise("UnimplementedError", "onnx: RNN over a sequence of unknown length") end
+  local dir = at.direction and at.direction.value or "forward"
+  local ndir = dir == "bidirectional" and 2 or 1
+  local H = at.hidden_size and at.hidden_size.value or dims_of(R)[3]
+  local ys, hs = {}, {}
+  for d = 1, ndir do
+    local w, r = tf.transpose(W[d], {2, 1}), tf.transpose(R[d], {2, 1})
+    local b = B ~= nil and (B[d][{{1, H}}] + B[d][{{H + 1, 2 * H}}]) or tf.zeros({H}, x.dtype)
+    local h = h0 ~= nil and h0[d] or tf.zeros(tf.stack({tf.shape(x)[2], H}), x.dtype)
+    local back = dir == "reverse" or d == 2
+    local out = {}
+    for step = 1, T do
+      local t = back and (T - step + 1) or step
+      h = tf.tanh(tf.matmul(x[t], w) + tf.matmul(h, r) + b)
+      out[t] = h
+    end
+    ys[d] = tf.expand_dims(tf.stack(out, 1), 2)   -- (seq, 1, batch, H)
+    hs[d] = tf.expand_dims(h, 1)
+  end
+  return batch_first_out({ndir == 1 and ys[1] or tf.concat(ys, 2), ndir == 1 and hs[1] or tf.concat(hs, 1)}, layout)
+end)
 rnn_def("LSTM", 4, {0, 2, 3, 1})   -- luatf i, f, c, o from ONNX i(0), o(1), f(2), c(3)
 rnn_def("GRU", 3, {0, 1, 2})       -- z, r, h in both
 -- }====
@@ -1188,27 +1429,33 @@ local function problems(model)
       add(sfmt("output '%s' of type %s", v.name, v.elem_type == -1 and "non-tensor" or (ONNX_TYPE_NAMES[v.elem_type] or v.elem_type)))
     end
   end
-  for _, node in ipairs(g.nodes) do
-    local op = node.op_type
-    local spec = OPS[op]
-    if node.domain ~= "" and node.domain ~= "ai.onnx" then
-      add(sfmt("operator %s of domain '%s'", op, node.domain))
-    elseif not spec then
-      add(sfmt("operator %s", op))
-    else
-      for an, a in pairs(node.attrs) do
-        local check = spec.attrs[an]
-        if check == nil then
-          add(sfmt("%s attribute '%s'", op, an))
-        elseif a.type == "REF" or a.type == "GRAPH" or a.type == "GRAPHS" or a.type:find("SPARSE") or a.type:find("TYPE_PROTO") then
-          add(sfmt("%s attribute '%s' of type %s", op, an, a.type))
-        else
-          local p = check(a.value, node)
-          if p then add(sfmt("%s attribute '%s' %s", op, an, p)) end
+  local function walk(nodes)
+    for _, node in ipairs(nodes) do
+      local op = node.op_type
+      local spec = OPS[op]
+      if node.domain ~= "" and node.domain ~= "ai.onnx" then
+        add(sfmt("operator %s of domain '%s'", op, node.domain))
+      elseif not spec then
+        add(sfmt("operator %s", op))
+      else
+        for an, a in pairs(node.attrs) do
+          local check = spec.attrs[an]
+          if check == nil then
+            add(sfmt("%s attribute '%s'", op, an))
+          elseif a.type == "GRAPH" and check == SUBGRAPH and a.value then
+            walk(a.value.nodes)   -- a branch: its operators are checked as the graph's
+            if a.value.sparse_initializers then add("sparse initializers") end
+          elseif a.type == "REF" or a.type == "GRAPH" or a.type == "GRAPHS" or a.type:find("SPARSE") or a.type:find("TYPE_PROTO") then
+            add(sfmt("%s attribute '%s' of type %s", op, an, a.type))
+          else
+            local p = check(a.value, node)
+            if p then add(sfmt("%s attribute '%s' %s", op, an, p)) end
+          end
         end
       end
     end
   end
+  walk(g.nodes)
   return out
 end
 
@@ -1247,7 +1494,7 @@ function CX:weight(w, f)
   return eager(f, w)
 end
 
-local NO_FOLD = {Conv = true, ConvTranspose = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
+local NO_FOLD = {Conv = true, ConvTranspose = true, Resize = true, Upsample = true, MaxPool = true, AveragePool = true, BatchNormalization = true, LSTM = true,
                  GRU = true, GlobalAveragePool = true, GlobalMaxPool = true}   -- inputs seen NHWC, or big
 local function run_node(cx, node)
   local spec = OPS[node.op_type]
@@ -1261,13 +1508,9 @@ local function run_node(cx, node)
       if nm ~= "" then
         if cx.layout[nm] == "NHWC" then any_nhwc = true
         else
+          -- a scalar, or a constant of rank <= 4 (a per-channel (C, 1, 1) bias): rearranged to match
           local v = cx.env[nm]
-          if v ~= nil and not (rank_of(v) == 0 or (rank_of(v) <= 4 and not is_sym(v) and (function()
-            local d = dims_of(v)
-            for j = 1, d.n do if d[j] ~= 1 then return false end end
-            return true end)())) then
-            ok = false
-          end
+          if v ~= nil and not (rank_of(v) == 0 or (rank_of(v) <= 4 and not is_sym(v))) then ok = false end
         end
       end
     end
@@ -1277,7 +1520,15 @@ local function run_node(cx, node)
     if nm ~= "" then
       if nhwc_in then
         local v = cx.env[nm]
-        if cx.layout[nm] ~= "NHWC" and rank_of(v) == 4 then v = tf.transpose(v, TO_NHWC) end   -- all-ones shape
+        if cx.layout[nm] ~= "NHWC" and rank_of(v) > 0 then
+          v = eager(function()
+            local d = dims_of(v)
+            local shp = {}
+            for j = 1, 4 - d.n do shp[#shp + 1] = 1 end
+            for j = 1, d.n do shp[#shp + 1] = d[j] end
+            return tf.transpose(tf.reshape(v, shp), TO_NHWC)
+          end)
+        end
         ins[i] = v
       else
         ins[i] = cx:get(nm)
@@ -1302,6 +1553,19 @@ local function run_node(cx, node)
       if layout == "NHWC" and rank_of(v) == 4 then cx.layout[nm] = "NHWC" end
     end
   end
+end
+
+-- a branch (If): a child state whose names fall back on the parent's
+function run_subgraph(cx, g)
+  local child = setmetatable({env = setmetatable({}, {__index = cx.env}),
+                              layout = setmetatable({}, {__index = cx.layout}), nchw = {}, nhwc = {},
+                              opset = cx.opset, prepped = cx.prepped,
+                              shapeinfo = setmetatable({}, {__index = cx.shapeinfo})}, CX)
+  for _, e in ipairs(g.initializers) do child.env[e[1]] = e[2] end
+  for _, node in ipairs(g.nodes) do run_node(child, node) end
+  local res = {}
+  for i, o in ipairs(g.outputs) do res[i] = child:get(o.name) end
+  return res
 end
 
 local function valid_ident(s)
@@ -1372,6 +1636,7 @@ function M.load(tf_, src, opts)
         if not (node.op_type == "Conv" and i == 2) then other[nm] = true end
       end
     end
+    for _, v in ipairs(g.outputs) do other[v.name] = true end
     for _, node in ipairs(g.nodes) do
       local nm = node.inputs[2]
       local w = node.op_type == "Conv" and inits[nm]
@@ -1380,6 +1645,7 @@ function M.load(tf_, src, opts)
         local d = dims_of(w)
         if gr > 1 and d[2] == 1 then inits[nm] = dw_filter(w, gr) else inits[nm] = hwio_filter(w) end
         prepped[nm] = d
+        w:free()   -- the ONNX layout goes now, not at the next collection: the load's peak stays near one copy
       end
     end
   end
