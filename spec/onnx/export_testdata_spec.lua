@@ -1,7 +1,7 @@
 -- A slice of ONNX's node tests (libonnx-testdata) through both directions:
 -- imported, exported again, checked, run under ONNX Runtime against the
 -- cases' expected outputs (tools/onnx_export_testdata.lua; the whole set is
--- a developer run of about 25 s, docs/onnx_export.md has its figures).
+-- a developer run of about 30 s, docs/onnx_export.md has its figures).
 local X = require("onnx.export_support")
 
 describe("tf.onnx.save on ONNX's node tests", function()
