@@ -12,6 +12,7 @@ local function ops_of(path)
 end
 
 describe("tf.onnx.save: convnets", function()
+  teardown(function() X.cleanup() end)
   local skip = X.missing()
 
   it("the MNIST convnet (Conv2D, MaxPooling2D, Flatten, Dropout, Dense)", function()

@@ -35,6 +35,7 @@ local CASES = {
 }
 
 describe("tf.onnx.save: Keras layers", function()
+  teardown(function() X.cleanup() end)
   local skip = X.missing()
   for k, c in ipairs(CASES) do
     it(c[1], function()

@@ -5,6 +5,7 @@ local tf = require("tf")
 local X = require("onnx.export_support")
 
 describe("tf.onnx.save: MLP", function()
+  teardown(function() X.cleanup() end)
   local skip = X.missing()
 
   it("a Keras Sequential MLP: checker, ORT outputs, a dynamic batch", function()

@@ -30,6 +30,7 @@ local function check(f, sig, inputs, rtol, atol, opset)
 end
 
 describe("tf.onnx.save: each op against ONNX Runtime", function()
+  teardown(function() X.cleanup() end)
   local skip = X.missing()
   local F = tf.float32
 

@@ -21,6 +21,7 @@ local function roundtrip(f, sig, inputs, rtol)
 end
 
 describe("tf.onnx.save: the seeds' functions", function()
+  teardown(function() X.cleanup() end)
   local skip = X.missing()
 
   it("add, and a dense layer calling it (tf.fn inside tf.fn)", function()

@@ -133,9 +133,19 @@ function M.assert_close(t, o, rtol, atol)
   end
 end
 
---- A scratch file path for a model.
+local scratch = {}
+
+--- A scratch file path for a model (in a fresh directory that M.cleanup removes).
 function M.tmpfile(name)
-  return support.tmpdir() .. "/" .. name
+  local dir = support.tmpdir()
+  scratch[#scratch + 1] = dir
+  return dir .. "/" .. name
+end
+
+--- Remove the scratch directories made so far (each spec file's teardown).
+function M.cleanup()
+  for _, dir in ipairs(scratch) do os.execute("rm -rf " .. support.shell_quote(dir)) end
+  scratch = {}
 end
 
 return M
