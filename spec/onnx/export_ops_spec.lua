@@ -59,7 +59,7 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
       return a + b, a - b, a * b, a / b, tf.math.floordiv(a, b), tf.math.floormod(a, b), tf.abs(a) ^ b,
         tf.maximum(a, b), tf.minimum(a, b), tf.math.squared_difference(a, b),
         tf.math.divide_no_nan(a, b * tf.cast(q, F)), tf.math.xlogy(a * tf.cast(p, F), tf.abs(b) + 1),
-        tf.math.xdivy(a * tf.cast(p, F), b + 10), tf.linalg.det(tf.reshape(tf.concat({a, b}, 1), {3, 2, 2})), tf.equal(a, b), tf.not_equal(a, b), tf.less(a, b),
+        tf.math.xdivy(a * tf.cast(p, F), b + 10), tf.math.atan2(a, b), tf.linalg.det(tf.reshape(tf.concat({a, b}, 1), {3, 2, 2})), tf.equal(a, b), tf.not_equal(a, b), tf.less(a, b),
         tf.less_equal(a, b), tf.greater(a, b), tf.greater_equal(a, b), tf.logical_and(p, q), tf.logical_or(p, q),
         tf.math.logical_xor(p, q), tf.where(p, a, b)
     end)

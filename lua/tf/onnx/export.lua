@@ -588,6 +588,20 @@ local OPS = {
     local zero = e:scalar(0, out_dtype(n))
     return e:node("Where", {e:node("Equal", {x[1], zero}), zero, e:node("Div", {x[1], x[2]})})
   end},
+  atan2 = {onnx = "Atan(y / x) with the quadrant from Where", emit = function(e, n, x)
+    local dt = out_dtype(n)
+    local y, xx = x[1], x[2]
+    local zero = e:scalar(0, dt)
+    local base = e:node("Atan", {e:node("Div", {y, xx})})
+    local pi = e:scalar(math.pi, dt)
+    local ypos = e:node("GreaterOrEqual", {y, zero})
+    -- x < 0: add pi when y >= 0, subtract it otherwise
+    local shifted = e:node("Where", {ypos, e:node("Add", {base, pi}), e:node("Sub", {base, pi})})
+    local r = e:node("Where", {e:node("Less", {xx, zero}), shifted, base})
+    -- x == 0: +-pi/2 by y's sign, 0 when y is 0 too
+    local half = e:node("Mul", {e:node("Sign", {y}), e:scalar(math.pi / 2, dt)})
+    return e:node("Where", {e:node("Equal", {xx, zero}), half, r})
+  end},
   equal = {onnx = "Equal", emit = binary("Equal")},
   not_equal = {onnx = "Not(Equal(a, b))", emit = function(e, n, x)
     return e:node("Not", {e:node("Equal", {x[1], x[2]})}) end},
