@@ -33,6 +33,10 @@ describe("tf.onnx.save: refusals", function()
     assert.are.equal("UnimplementedError", err.kind)
     assert.are.equal("tf.onnx.save: op 'bitwise_and' (node 'bitwise_and') has no ONNX form: bitwise ops on "
       .. "int32 need opset 18 (only uint8 is exported)", err.message)
+    f = tf.fn(function(i, u) return tf.scatter_nd(i, u, {4}) end)
+    err = save_err(f, {input_signature = {tf.TensorSpec({2, 1}, tf.int32), tf.TensorSpec({2})}, opset = 13})
+    assert.are.equal("tf.onnx.save: op 'scatter_nd' (node 'scatter_nd') has no ONNX form: ScatterND's reduction "
+      .. "needs opset 16", err.message)
     f = tf.fn(function(s) return s + s end)
     err = save_err(f, {input_signature = {tf.TensorSpec({2}, tf.string)}})
     assert.are.equal("tf.onnx.save: op 'add' (node 'add') has no ONNX form: string concatenation", err.message)
