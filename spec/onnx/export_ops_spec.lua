@@ -115,6 +115,15 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
     check(f, {tf.TensorSpec({2, 3}), tf.TensorSpec({3}, tf.int32)}, {x, idx}, nil, nil, 13)   -- Reshape without allowzero
   end)
 
+  it("strided slices with negative steps, masks and shrunk axes", function()
+    if skip then return pending(skip) end
+    local f = tf.fn(function(x)
+      return x[{{-1, 1, -1}}], x[{{}, {4, 2, -2}}], x[{{3, 1, -2}, {-2, 1, -1}}], x[{{}, {nil, nil, -1}}],
+        x[{-1, {2, -1}}], x[{{2, 3}, 1}]
+    end)
+    check(f, {tf.TensorSpec({tf.None, 4})}, {tf.constant({{1.0, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}})})
+  end)
+
   it("matmul with transposes, softmax, log_softmax, a dynamic batch", function()
     if skip then return pending(skip) end
     local f = tf.fn(function(a, b)
