@@ -390,9 +390,19 @@ def("SoftmaxCrossEntropyLoss", LOSS_ATTRS, function(_, node, ins)
 end)
 def("CumSum", {exclusive = any, reverse = any}, function(_, node, ins)
   local x = ins[1]
-  local a = norm_axis(int_list(ins[2], "CumSum axis")[1], rank_of(x))
-  return {tf.cumsum(x, a, {exclusive = node.attrs.exclusive and node.attrs.exclusive.value ~= 0,
-                           reverse = node.attrs.reverse and node.attrs.reverse.value ~= 0})}
+  local r = rank_of(x)
+  local opts = {exclusive = (node.attrs.exclusive and node.attrs.exclusive.value ~= 0) and true or false,
+                reverse = (node.attrs.reverse and node.attrs.reverse.value ~= 0) and true or false}
+  if is_sym(ins[2]) then
+    -- an axis known only at run time: one branch per axis (the shape is the same in all)
+    local ax = tf.reshape(tf.cast(ins[2], tf.int64), {})
+    ax = tf.where(tf.less(ax, const(0, tf.int64)), ax + r, ax) + 1
+    local fns = {}
+    for a = 1, r do fns[a] = function() return tf.cumsum(x, a, opts) end end
+    return {tf.switch_case(ax, fns)}
+  end
+  local a = norm_axis(int_list(ins[2], "CumSum axis")[1], r)
+  return {tf.cumsum(x, a, opts)}
 end)
 -- }====
 
@@ -729,6 +739,61 @@ def("ScatterElements", {axis = any, reduction = one_of("none", "add")}, function
   return {f(x, tf.stack(coords, r + 1), upd)}
 end)
 OPS.Scatter = OPS.ScatterElements   -- its opset 9-10 name
+-- Loop: tf.while_loop over (iteration, condition, carried values, one
+-- TensorArray per scan output); the body is interpreted as a closure with its
+-- inputs bound to the loop variables
+def("Loop", {body = SUBGRAPH}, function(cx, node, ins)
+  local body = node.attrs.body.value
+  local M, c0 = ins[1], ins[2]
+  local ncarried = ins.n - 2
+  local nscan = #body.outputs - 1 - ncarried
+  local vars = {const(0, tf.int64), c0 ~= nil and tf.reshape(tf.cast(c0, tf.bool), {}) or const(true, tf.bool)}
+  for k = 1, ncarried do vars[#vars + 1] = ins[2 + k] end
+  local probe   -- a scan output's dtype not declared: the body traced once on the initial values (dead code after)
+  for k = 1, nscan do
+    local o = body.outputs[1 + ncarried + k]
+    local dt = DTYPES[o.elem_type] and dtype_of(o.elem_type)
+    if not dt then
+      if not probe then
+        local env = {[body.inputs[1].name] = vars[1]}
+        if body.inputs[2] then env[body.inputs[2].name] = vars[2] end
+        for j = 1, ncarried do env[body.inputs[2 + j].name] = vars[2 + j] end
+        probe = run_subgraph(cx, body, env)
+      end
+      dt = probe[1 + ncarried + k].dtype
+    end
+    vars[#vars + 1] = tf.TensorArray{dtype = dt, size = 0, dynamic_size = true}
+  end
+  local limit = M ~= nil and tf.reshape(tf.cast(M, tf.int64), {}) or nil
+  local function cond_fn(i, c)
+    if limit ~= nil then return tf.logical_and(c, tf.less(i, limit)) end
+    return c
+  end
+  local function body_fn(i, c, ...)
+    local args = table.pack(...)
+    local env = {}
+    env[body.inputs[1].name] = i
+    if body.inputs[2] then env[body.inputs[2].name] = c end
+    for k = 1, ncarried do env[body.inputs[2 + k].name] = args[k] end
+    local outs = run_subgraph(cx, body, env)
+    local new = {i + 1, tf.reshape(tf.cast(outs[1], tf.bool), {})}
+    for k = 1, ncarried do new[#new + 1] = tf.cast(outs[1 + k], args[k].dtype) end
+    for k = 1, nscan do new[#new + 1] = args[ncarried + k]:write(i + 1, outs[1 + ncarried + k]) end
+    return new
+  end
+  local shape_inv = {{}, {}}
+  for k = 1, ncarried do
+    local inv = {}
+    for d = 1, rank_of(vars[2 + k]) do inv[d] = tf.None end
+    shape_inv[2 + k] = inv
+  end
+  for k = 1, nscan do shape_inv[#shape_inv + 1] = nil end
+  local res = tf.while_loop(cond_fn, body_fn, vars, ncarried > 0 and {shape_invariants = shape_inv} or nil)
+  local outs = {}
+  for k = 1, ncarried do outs[k] = res[2 + k] end
+  for k = 1, nscan do outs[ncarried + k] = res[2 + ncarried + k]:stack() end
+  return outs
+end)
 -- If: a constant condition picks its branch while tracing; otherwise tf.cond
 -- over the two branches, each interpreted as a closure (outer values visible)
 def("If", {then_branch = SUBGRAPH, else_branch = SUBGRAPH}, function(cx, node, ins)
@@ -1270,15 +1335,15 @@ local function gate_cols(t, order, h)   -- t (rows, k*H) in ONNX gate order -> l
   for i, g in ipairs(order) do parts[i] = t[{tf.all, {g * h + 1, (g + 1) * h}}] end
   return tf.concat(parts, 2)
 end
-local RNN_ATTRS = {activation_alpha = any, activation_beta = any, clip = any, hidden_size = any,
+local RNN_ATTRS = {activation_alpha = any, activation_beta = any, hidden_size = any,
+                   clip = function(v) return sfmt("value %g", v) end,
                    direction = one_of("forward", "reverse", "bidirectional"), layout = one_of(0, 1),
                    input_forget = zero_only, linear_before_reset = any,
-                   activations = function(v)
-                     local ok = {Sigmoid = true, Tanh = true}
+                   -- only the defaults (the fused ops' activations), per direction
+                   activations = function(v, node)
+                     local want = ({LSTM = {"Sigmoid", "Tanh", "Tanh"}, GRU = {"Sigmoid", "Tanh"}, RNN = {"Tanh"}})[node.op_type]
                      for i, a in ipairs(v) do
-                       local want = (i % 3 == 1 or (#v % 3 ~= 0 and i % 2 == 1)) and "Sigmoid" or "Tanh"
-                       if not ok[a] then return "activations " .. table.concat(v, ",") end
-                       local _ = want
+                       if a ~= want[(i - 1) % #want + 1] then return "value " .. table.concat(v, ",") end
                      end
                    end}
 -- layout = 1 (batch first): inputs to ONNX's default layout, outputs back
@@ -1317,9 +1382,6 @@ local function rnn_def(name, ngates, onnx_order)
     local dir = at.direction and at.direction.value or "forward"
     local ndir = dir == "bidirectional" and 2 or 1
     local lbr = at.linear_before_reset and at.linear_before_reset.value ~= 0
-    if ngates == 3 and not lbr then
-      -- original GRU (reset before the recurrent product): luatf's reset_after = false form
-    end
     local xb = tf.transpose(x, {2, 1, 3})   -- (seq, batch, in) -> (batch, seq, in)
     local batch = tf.shape(xb)[{{1, 1}}]
     local ys, hs, cs = {}, {}, {}
@@ -1397,6 +1459,14 @@ def("RNN", RNN_ATTRS, function(_, node, ins)
 end)
 rnn_def("LSTM", 4, {0, 2, 3, 1})   -- luatf i, f, c, o from ONNX i(0), o(1), f(2), c(3)
 rnn_def("GRU", 3, {0, 1, 2})       -- z, r, h in both
+-- inputs the fused ops have no form for, refused with the rest at load time
+local function rnn_inputs(node)
+  local p = {}
+  if node.inputs[5] and node.inputs[5] ~= "" then p[#p + 1] = "input sequence_lens" end
+  if node.op_type == "LSTM" and node.inputs[8] and node.inputs[8] ~= "" then p[#p + 1] = "input P (peepholes)" end
+  if #p > 0 then return table.concat(p, ", ") end
+end
+OPS.LSTM.check_node, OPS.GRU.check_node, OPS.RNN.check_node = rnn_inputs, rnn_inputs, rnn_inputs
 -- }====
 
 --- The operators the importer knows: a sorted list of names.
@@ -1438,6 +1508,10 @@ local function problems(model)
       elseif not spec then
         add(sfmt("operator %s", op))
       else
+        if spec.check_node then
+          local p = spec.check_node(node)
+          if p then add(sfmt("%s %s", op, p)) end
+        end
         for an, a in pairs(node.attrs) do
           local check = spec.attrs[an]
           if check == nil then
@@ -1556,8 +1630,8 @@ local function run_node(cx, node)
 end
 
 -- a branch (If): a child state whose names fall back on the parent's
-function run_subgraph(cx, g)
-  local child = setmetatable({env = setmetatable({}, {__index = cx.env}),
+function run_subgraph(cx, g, bound)
+  local child = setmetatable({env = setmetatable(bound or {}, {__index = cx.env}),
                               layout = setmetatable({}, {__index = cx.layout}), nchw = {}, nhwc = {},
                               opset = cx.opset, prepped = cx.prepped,
                               shapeinfo = setmetatable({}, {__index = cx.shapeinfo})}, CX)
