@@ -134,6 +134,7 @@ void ltfL_open_io(lua_State *L);
 void ltfL_open_zip(lua_State *L);     /* zip.c: CRC-32 for the .keras container */
 void ltfL_open_collective(lua_State *L);
 void ltfL_open_saved_model(lua_State *L);
+void ltfL_open_onnx_export(lua_State *L);
 void ltfL_open_onnx(lua_State *L);
 
 #endif

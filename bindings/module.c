@@ -461,6 +461,7 @@ LTF_API int luaopen_tf_core(lua_State *L) {
     ltfL_open_zip(L);
     ltfL_open_collective(L);
     ltfL_open_saved_model(L);
+    ltfL_open_onnx_export(L);
     ltfL_open_onnx(L);
     return 1;
 }

@@ -78,3 +78,19 @@ if [ "$mode" = all ]; then
   build all "the rest"
 fi
 step "built $BUILD_DIR/tf/core.so"
+# onnxruntime-node for the ONNX export specs (tools/ort_run.js, spec/onnx/export_*):
+# tests only; its CPU binary ships in the package (--ignore-scripts: the
+# postinstall only fetches CUDA parts). Skipped, with the reason, when npm is
+# missing or the registry is out of reach: those specs are then pending.
+if [ "$mode" = all ]; then
+  if [ -f "$BUILD_DIR/npm/node_modules/onnxruntime-node/package.json" ]; then
+    step "onnxruntime-node: already in $BUILD_DIR/npm"
+  elif ! command -v npm >/dev/null 2>&1; then
+    step "onnxruntime-node: skipped (npm is not installed: apt-get install npm); the ONNX Runtime specs will be pending"
+  elif timeout 600 npm install --ignore-scripts --no-audit --no-fund --prefix "$BUILD_DIR/npm" onnxruntime-node \
+       >"$BUILD_DIR/setup-npm.log" 2>&1; then
+    step "onnxruntime-node installed into $BUILD_DIR/npm"
+  else
+    step "onnxruntime-node: skipped (npm install failed, offline? $BUILD_DIR/setup-npm.log); the ONNX Runtime specs will be pending"
+  fi
+fi
