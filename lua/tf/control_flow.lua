@@ -27,18 +27,7 @@ return function(tf)
   -- where a node needs one), a TensorArray, nil, or a table of structures
   -- (array part in order, then the other keys sorted). flatten gives the
   -- leaves in a fixed order and a skeleton that pack_as refills.
-  local function sorted_keys(t)
-    local keys, n = {}, #t
-    for k in pairs(t) do
-      if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
-    end
-    table.sort(keys, function(a, b)
-      local ta, tb = type(a), type(b)
-      if ta ~= tb then return ta < tb end
-      return a < b
-    end)
-    return keys, n
-  end
+  local sorted_keys = require("tf.util").nonarray_keys
 
   local function is_ta(v) return type(v) == "table" and tf.TensorArray ~= nil and getmetatable(v) == tf.TensorArray end
 

@@ -15,4 +15,20 @@ function util.sorted_keys(t)
   return keys
 end
 
+--- The keys of table 't' outside its array part 1..#t, in sorted_keys'
+-- order, and #t: nested structures are flattened array part first, then
+-- these keys.
+function util.nonarray_keys(t)
+  local keys, n = {}, #t
+  for k in pairs(t) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
+  end
+  table.sort(keys, function(a, b)
+    local ta, tb = type(a), type(b)
+    if ta ~= tb then return ta < tb end
+    return a < b
+  end)
+  return keys, n
+end
+
 return util

@@ -37,18 +37,7 @@ return function(tf)
 
   -- The leaves of structure `v` satisfying `pred`, in order (arrays by
   -- index, then string keys sorted), appended to `out`.
-  local function sorted_keys(t)
-    local n = #t
-    local keys = {}
-    for k in pairs(t) do
-      if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
-    end
-    table.sort(keys, function(a, b)
-      if type(a) ~= type(b) then return type(a) < type(b) end
-      return a < b
-    end)
-    return keys, n
-  end
+  local sorted_keys = require("tf.util").nonarray_keys
   local function flatten(v, pred, out)
     out = out or {}
     if is_plain(v) then

@@ -268,14 +268,7 @@ return function(tf)
       seen[v] = true
       local n = #v
       for i = 1, n do walk(v[i], fn, seen) end
-      local keys = {}
-      for k in pairs(v) do
-        if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
-      end
-      table.sort(keys, function(a, b)
-        if type(a) ~= type(b) then return type(a) < type(b) end
-        return a < b
-      end)
+      local keys = require("tf.util").nonarray_keys(v)
       for _, k in ipairs(keys) do walk(v[k], fn, seen) end
     else
       fn(v)

@@ -192,14 +192,7 @@ return function(tf)
       tseen[v] = true
       local n = #v
       for i = 1, n do scan(v[i], path .. "/" .. (i - 1), tseen) end
-      local keys = {}
-      for k in pairs(v) do
-        if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
-      end
-      table.sort(keys, function(a, b)
-        if type(a) ~= type(b) then return type(a) < type(b) end
-        return a < b
-      end)
+      local keys = require("tf.util").nonarray_keys(v)
       for _, k in ipairs(keys) do scan(v[k], path .. "/" .. tostring(k), tseen) end
     end
     for _, k in ipairs(rawget(layer, "_attr_order") or {}) do
