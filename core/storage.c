@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <time.h>
 #include "storage.h"
 #include "device.h"
 
@@ -99,29 +100,52 @@ void ltf_string_slab_done(ltf_string_slab *b) {
 ** size (no pointer before it: the entry is exactly [len][refs][bytes][NUL],
 ** a TFRecord's [length][crc][data][crc] in place). Freed blocks are kept
 ** for reuse: up to BLOCK_KEEP while a reader holds the blocks
-** (ltf_string_blocks_hold; the Lua collector frees read batches in bursts,
-** about 25 MB between full collections, and a block that went back to the
-** system costs 64 page faults when the next read fills it: a third of the
-** CPU time of reading), BLOCK_KEEP_IDLE otherwise. Kept blocks are at most
-** the peak of blocks that were live at once. */
+** (ltf_string_blocks_hold) and for BLOCK_IDLE_NS after the last one closed
+** (the next epoch's reader reuses them), BLOCK_KEEP_IDLE otherwise, trimmed
+** at the next block activity. The Lua collector frees read batches in
+** bursts (about 25 MB between full collections) and a block that went back
+** to the system costs 64 page faults when the next read fills it: a third
+** of the CPU time of reading. Kept blocks are at most the peak of blocks
+** that were live at once. */
 struct ltf_string_block {
     int64_t live;
     char pad[LTF_STRING_BLOCK_HEAD - sizeof(int64_t)];
 };
 #define BLOCK_KEEP 256
 #define BLOCK_KEEP_IDLE 8
+#define BLOCK_IDLE_NS 2000000000LL   /* readers closed this long ago: trim to BLOCK_KEEP_IDLE */
 static ltf_string_block *block_kept[BLOCK_KEEP];
 static int block_nkept, block_holders;
+static int64_t block_idle_since;   /* when the last holder let go */
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Under slab_mu: how many freed blocks may be kept now. */
+static int block_keep_limit(void) {
+    if (block_holders > 0) return BLOCK_KEEP;
+    return now_ns() - block_idle_since < BLOCK_IDLE_NS ? BLOCK_KEEP : BLOCK_KEEP_IDLE;
+}
+
+/* Under slab_mu: move the blocks kept beyond the limit to 'drop'; their count. */
+static int block_trim(ltf_string_block **drop) {
+    int lim = block_keep_limit(), n = 0;
+    while (block_nkept > lim) drop[n++] = block_kept[--block_nkept];
+    return n;
+}
 
 void ltf_string_blocks_hold(int delta) {
     ltf_string_block *drop[BLOCK_KEEP];
-    int ndrop = 0;
     pthread_mutex_lock(&slab_mu);
     block_holders += delta;
     if (block_holders <= 0) {
         block_holders = 0;
-        while (block_nkept > BLOCK_KEEP_IDLE) drop[ndrop++] = block_kept[--block_nkept];
+        if (delta < 0) block_idle_since = now_ns();
     }
+    int ndrop = block_trim(drop);
     pthread_mutex_unlock(&slab_mu);
     for (int i = 0; i < ndrop; i++) free(drop[i]);
 }
@@ -152,12 +176,15 @@ ltf_string *ltf_string_block_adopt(ltf_string_block *b, size_t at, size_t len) {
 
 static void block_drop(ltf_string_block *b) {
     if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) != 0) return;
+    ltf_string_block *drop[BLOCK_KEEP];
     pthread_mutex_lock(&slab_mu);
-    if (block_nkept < (block_holders ? BLOCK_KEEP : BLOCK_KEEP_IDLE)) {
+    int ndrop = block_trim(drop);
+    if (block_nkept < block_keep_limit()) {
         block_kept[block_nkept++] = b;
         b = NULL;
     }
     pthread_mutex_unlock(&slab_mu);
+    for (int i = 0; i < ndrop; i++) free(drop[i]);
     free(b);
 }
 
