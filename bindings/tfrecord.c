@@ -3,13 +3,13 @@
 ** a thin box. The reader is a job of a reader pool (bindings/readpool.c: a
 ** pool of one thread of its own, or the pool of an interleave's
 ** num_parallel_calls / TFRecordDataset's num_parallel_reads), with its own
-** context: a pool thread reads, checks and copies records into chunks of strings (at
-** most CHUNK_RECORDS records or about CHUNK_BYTES each), up to QDEPTH chunks
-** ahead (about 2 MB per open file; 128 KB chunks measured half the page
-** faults and about 10% less CPU than 1 MB ones: malloc reuses their slabs
-** rather than mapping and trimming). A chunk's strings share one allocation
-** (a string slab, core/storage.c: no malloc per record, freed when the last
-** of them is released), a record too big for it gets its own. The Lua thread
+** context: a pool thread reads and checks records into chunks of strings
+** (ltf_tfrecord_reader_next_strings: about 256 KB of records each, at most
+** CHUNK_RECORDS), up to QDEPTH chunks ahead; once the queue is full the
+** worker waits until it is half empty (fewer wake-ups). An uncompressed
+** file is read straight into string blocks whose records become strings in
+** place; compressed files and pipes copy records into string slabs
+** (core/storage.c: no malloc per record). The Lua thread
 ** takes them as scalar string tensors
 ** (tfrecord_next) or whole 1-D string tensors (tfrecord_next_batch, what
 ** TFRecordDataset:batch uses). lua/tf/io_tfrecord.lua and
