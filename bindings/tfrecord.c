@@ -3,13 +3,13 @@
 ** a thin box. The reader is a job of a reader pool (bindings/readpool.c: a
 ** pool of one thread of its own, or the pool of an interleave's
 ** num_parallel_calls / TFRecordDataset's num_parallel_reads), with its own
-** context: a pool thread reads, checks and copies records into chunks of strings (at
-** most CHUNK_RECORDS records or about CHUNK_BYTES each), up to QDEPTH chunks
-** ahead (about 2 MB per open file; 128 KB chunks measured half the page
-** faults and about 10% less CPU than 1 MB ones: malloc reuses their slabs
-** rather than mapping and trimming). A chunk's strings share one allocation
-** (a string slab, core/storage.c: no malloc per record, freed when the last
-** of them is released), a record too big for it gets its own. The Lua thread
+** context: a pool thread reads and checks records into chunks of strings
+** (ltf_tfrecord_reader_next_strings: about 256 KB of records each, at most
+** CHUNK_RECORDS), up to QDEPTH chunks ahead; once the queue is full the
+** worker waits until it is half empty (fewer wake-ups). An uncompressed
+** file is read straight into string blocks whose records become strings in
+** place; compressed files and pipes copy records into string slabs
+** (core/storage.c: no malloc per record). The Lua thread
 ** takes them as scalar string tensors
 ** (tfrecord_next) or whole 1-D string tensors (tfrecord_next_batch, what
 ** TFRecordDataset:batch uses). lua/tf/io_tfrecord.lua and
@@ -24,8 +24,7 @@
 #define LTFL_TFW "tf.TFRecordWriterHandle"
 #define LTFL_TFR "tf.TFRecordReaderHandle"
 #define QDEPTH 16
-#define CHUNK_RECORDS 4096
-#define CHUNK_BYTES (1u << 17)
+#define CHUNK_RECORDS 8192
 
 /* {==== writer */
 typedef struct tfw_box { ltf_tfrecord_writer *w; } tfw_box;
@@ -109,6 +108,7 @@ typedef struct tfr {
     chunk q[QDEPTH];
     int qhead, qlen;
     int done;                 /* the reader finished (records may still be queued) */
+    int filled;               /* the queue was full: the worker resumes at half (fewer wake-ups) */
     ltf_status err;           /* the reader's failure, raised after its records */
     char *errmsg;
     /* the pool thread's scratch while job.busy */
@@ -134,45 +134,26 @@ static void chunk_free(chunk *c, int from) {
 
 static int tfr_runnable(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
-    return !p->done && p->qlen < QDEPTH;
+    if (p->done) return 0;
+    if (p->filled && p->qlen > QDEPTH / 2) return 0;
+    p->filled = 0;
+    return p->qlen < QDEPTH;
 }
 
-/* One chunk of records (on a pool thread, without the lock). */
+/* One chunk of records (on a pool thread, without the lock): a string block
+** of the file read in place, or a slab of copies (core/tfrecord.c). */
 static void tfr_produce(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
-    ltf_status st = LTF_OK;
-    int end = 0;
     chunk c = {malloc(sizeof(ltf_string *) * CHUNK_RECORDS), malloc(sizeof(uint64_t) * CHUNK_RECORDS), 0};
-    ltf_string_slab *slab = ltf_string_slab_new(CHUNK_BYTES + 64 * 1024);
-    int full = 0;
-    if (!c.s || !c.off || !slab) {
+    if (!c.s || !c.off) {
         chunk_free(&c, 0);
-        ltf_string_slab_done(slab);
         p->sst = LTF_ERR_RESOURCE_EXHAUSTED;
         p->send = 1;
         return;
     }
-    while (c.n < CHUNK_RECORDS && !full) {
-        const void *d;
-        size_t len;
-        uint64_t off;
-        st = ltf_tfrecord_reader_next(p->r, &d, &len, &off);
-        if (st == LTF_ERR_OUT_OF_RANGE) { st = LTF_OK; end = 1; break; }
-        if (st) { end = 1; break; }
-        ltf_string *s = NULL;
-        if (len) {
-            s = ltf_string_slab_add(slab, d, len);
-            if (!s) {  /* the slab is full (or the record bigger than it): a string of its own */
-                full = 1;
-                s = ltf_string_new(d, len);
-                if (!s) { st = LTF_ERR_RESOURCE_EXHAUSTED; end = 1; break; }
-            }
-        }
-        c.s[c.n] = s;
-        c.off[c.n] = off;
-        c.n++;
-    }
-    ltf_string_slab_done(slab);  /* from here on its strings own it */
+    ltf_status st = ltf_tfrecord_reader_next_strings(p->r, c.s, c.off, CHUNK_RECORDS, &c.n);
+    int end = st != LTF_OK;
+    if (st == LTF_ERR_OUT_OF_RANGE) st = LTF_OK;
     p->sc = c;
     p->sst = st;
     p->send = end;
@@ -190,6 +171,7 @@ static void tfr_publish(ltfL_rjob *j) {
     if (c.n) {
         p->q[(p->qhead + p->qlen) % QDEPTH] = c;
         p->qlen++;
+        if (p->qlen == QDEPTH) p->filled = 1;
     } else chunk_free(&c, 0);
     if (p->send) {
         if (p->sst) {
@@ -253,6 +235,17 @@ static int l_reader_open(lua_State *L) {
     return 1;
 }
 
+/* The collector learns of the records' bytes (a string tensor's own size is
+** its pointers): batches then die at the pace they are read, and their
+** string blocks are reused while still mapped instead of piling up. */
+static void gc_account(lua_State *L, ltf_string *const *s, size_t n) {
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += s[i] ? s[i]->len : 0;
+    ltfL_state *st = ltfL_S(L);
+    st->gc_pending += bytes;
+    st->gc_step += bytes;
+}
+
 /* Make p->cur hold unread records: 1, or 0 at the end (raises the worker's error). */
 static int refill(lua_State *L, tfr *p) {
     if (p->curat < p->cur.n) return 1;
@@ -266,7 +259,7 @@ static int refill(lua_State *L, tfr *p) {
         p->cur = p->q[p->qhead];
         p->qhead = (p->qhead + 1) % QDEPTH;
         p->qlen--;
-        ltfL_rpool_kick(pool);
+        if (tfr_runnable(&p->job)) ltfL_rpool_kick(pool);
         pthread_mutex_unlock(&pool->mu);
         return 1;
     }
@@ -289,6 +282,7 @@ static int l_next(lua_State *L) {
     if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
     ((ltf_string **)ltf_tensor_data(t))[0] = p->cur.s[p->curat];
     lua_pushinteger(L, (lua_Integer)p->cur.off[p->curat]);
+    gc_account(L, &p->cur.s[p->curat], 1);
     p->cur.s[p->curat++] = NULL;
     ltfL_fillbox(L, b, t);
     return 2;
@@ -310,6 +304,7 @@ static int l_next_many(lua_State *L) {
         ltf_tensor *t = ltf_tensor_new(ctx, LTF_DTYPE_STRING, 0, NULL);
         if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
         ((ltf_string **)ltf_tensor_data(t))[0] = p->cur.s[p->curat];
+        gc_account(L, &p->cur.s[p->curat], 1);
         p->cur.s[p->curat++] = NULL;
         ltfL_fillbox(L, b, t);
         lua_rawseti(L, -2, i);
@@ -367,6 +362,7 @@ static int l_next_batch(lua_State *L) {
         return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
     }
     if (k) memcpy(ltf_tensor_data(t), acc, sizeof(ltf_string *) * k);
+    gc_account(L, acc, k);
     free(acc);
     ltfL_fillbox(L, b, t);
     return 1;

@@ -4,8 +4,11 @@
 ** that tf.memory_stats() and the Lua collector see tensor memory.
 */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
 #include "storage.h"
 #include "device.h"
 
@@ -32,8 +35,20 @@ struct ltf_string_slab {
 };
 #define SLAB_ENTRY(len) ((sizeof(void *) + offsetof(ltf_string, bytes) + (len) + 1 + 7) & ~(size_t)7)
 
+/* Freed slabs are kept for reuse (up to SLAB_KEEP of them, of the size asked
+** for last): a reader's next chunk then lands in memory that is already
+** mapped, instead of fresh pages the kernel must fault in and clear. */
+#define SLAB_KEEP 8
+static pthread_mutex_t slab_mu = PTHREAD_MUTEX_INITIALIZER;
+static ltf_string_slab *slab_kept[SLAB_KEEP];
+static int slab_nkept;
+
 ltf_string_slab *ltf_string_slab_new(size_t cap) {
-    ltf_string_slab *b = malloc(sizeof *b + cap);
+    ltf_string_slab *b = NULL;
+    pthread_mutex_lock(&slab_mu);
+    if (slab_nkept && slab_kept[slab_nkept - 1]->cap == cap) b = slab_kept[--slab_nkept];
+    pthread_mutex_unlock(&slab_mu);
+    if (!b) b = malloc(sizeof *b + cap);
     if (!b) return NULL;
     b->cap = cap;
     b->used = 0;
@@ -56,15 +71,143 @@ ltf_string *ltf_string_slab_add(ltf_string_slab *b, const char *bytes, size_t le
 }
 
 static void slab_drop(ltf_string_slab *b) {
-    if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) == 0) free(b);
+    if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) != 0) return;
+    ltf_string_slab *out = b;
+    pthread_mutex_lock(&slab_mu);
+    if (slab_nkept && slab_kept[0]->cap != b->cap) {  /* another size now: drop the old ones */
+        while (slab_nkept) {
+            ltf_string_slab *o = slab_kept[--slab_nkept];
+            pthread_mutex_unlock(&slab_mu);
+            free(o);
+            pthread_mutex_lock(&slab_mu);
+        }
+    }
+    if (slab_nkept < SLAB_KEEP) {
+        slab_kept[slab_nkept++] = b;
+        out = NULL;
+    }
+    pthread_mutex_unlock(&slab_mu);
+    free(out);
 }
 
 void ltf_string_slab_done(ltf_string_slab *b) {
     if (b) slab_drop(b);
 }
 
+
+/* Blocks: LTF_STRING_BLOCK_SIZE bytes aligned to their size, this header
+** first; a block string's owner is its address rounded down to the block
+** size (no pointer before it: the entry is exactly [len][refs][bytes][NUL],
+** a TFRecord's [length][crc][data][crc] in place). Freed blocks are kept
+** for reuse: up to BLOCK_KEEP while a reader holds the blocks
+** (ltf_string_blocks_hold) and for BLOCK_IDLE_NS after the last one closed
+** (the next epoch's reader reuses them), BLOCK_KEEP_IDLE otherwise, trimmed
+** at the next block activity. The Lua collector frees read batches in
+** bursts (about 25 MB between full collections) and a block that went back
+** to the system costs 64 page faults when the next read fills it: a third
+** of the CPU time of reading. Kept blocks are at most the peak of blocks
+** that were live at once. */
+struct ltf_string_block {
+    int64_t live;
+    char pad[LTF_STRING_BLOCK_HEAD - sizeof(int64_t)];
+};
+#define BLOCK_KEEP 256
+#define BLOCK_KEEP_IDLE 8
+#define BLOCK_IDLE_NS 2000000000LL   /* readers closed this long ago: trim to BLOCK_KEEP_IDLE */
+static ltf_string_block *block_kept[BLOCK_KEEP];
+static int block_nkept, block_holders;
+static int64_t block_idle_since;   /* when the last holder let go */
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Under slab_mu: how many freed blocks may be kept now. */
+static int block_keep_limit(void) {
+    if (block_holders > 0) return BLOCK_KEEP;
+    return now_ns() - block_idle_since < BLOCK_IDLE_NS ? BLOCK_KEEP : BLOCK_KEEP_IDLE;
+}
+
+/* Under slab_mu: move the blocks kept beyond the limit to 'drop'; their count. */
+static int block_trim(ltf_string_block **drop) {
+    int lim = block_keep_limit(), n = 0;
+    while (block_nkept > lim) drop[n++] = block_kept[--block_nkept];
+    return n;
+}
+
+void ltf_string_blocks_hold(int delta) {
+    ltf_string_block *drop[BLOCK_KEEP];
+    pthread_mutex_lock(&slab_mu);
+    block_holders += delta;
+    if (block_holders <= 0) {
+        block_holders = 0;
+        if (delta < 0) block_idle_since = now_ns();
+    }
+    int ndrop = block_trim(drop);
+    pthread_mutex_unlock(&slab_mu);
+    for (int i = 0; i < ndrop; i++) free(drop[i]);
+}
+
+ltf_string_block *ltf_string_block_new(void) {
+    ltf_string_block *b = NULL;
+    pthread_mutex_lock(&slab_mu);
+    if (block_nkept) b = block_kept[--block_nkept];
+    pthread_mutex_unlock(&slab_mu);
+    if (!b) b = aligned_alloc(LTF_STRING_BLOCK_SIZE, LTF_STRING_BLOCK_SIZE);
+    if (!b) return NULL;
+    b->live = 1;
+    return b;
+}
+
+unsigned char *ltf_string_block_data(ltf_string_block *b) { return (unsigned char *)b + LTF_STRING_BLOCK_HEAD; }
+
+ltf_string *ltf_string_block_adopt(ltf_string_block *b, size_t at, size_t len) {
+    if ((at & 7) || at + offsetof(ltf_string, bytes) + len + 1 > LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD)
+        return NULL;
+    ltf_string *s = (ltf_string *)(ltf_string_block_data(b) + at);
+    s->len = len;
+    s->refs = LTF_STRING_BLOCK_BIT | 1;
+    s->bytes[len] = '\0';
+    __atomic_add_fetch(&b->live, 1, __ATOMIC_RELAXED);
+    return s;
+}
+
+static void block_drop(ltf_string_block *b) {
+    if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) != 0) return;
+    ltf_string_block *drop[BLOCK_KEEP];
+    pthread_mutex_lock(&slab_mu);
+    int ndrop = block_trim(drop);
+    if (block_nkept < block_keep_limit()) {
+        block_kept[block_nkept++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&slab_mu);
+    for (int i = 0; i < ndrop; i++) free(drop[i]);
+    free(b);
+}
+
+void ltf_string_block_done(ltf_string_block *b) {
+    if (b) block_drop(b);
+}
+
+/* The library is unloaded (dlclose at lua_close, or exit): give the kept
+** slabs and blocks back, so that leak checkers see none. */
+__attribute__((destructor)) static void kept_free(void) {
+    pthread_mutex_lock(&slab_mu);
+    while (slab_nkept) free(slab_kept[--slab_nkept]);
+    while (block_nkept) free(block_kept[--block_nkept]);
+    pthread_mutex_unlock(&slab_mu);
+}
+
 void ltf_string_release(ltf_string *s) {
     if (!s) return;
+    if (s->refs & LTF_STRING_BLOCK_BIT) {
+        if ((--s->refs & ~LTF_STRING_BLOCK_BIT) == 0)
+            block_drop((ltf_string_block *)((uintptr_t)s & ~(uintptr_t)(LTF_STRING_BLOCK_SIZE - 1)));
+        return;
+    }
     if (s->refs & LTF_STRING_SLAB_BIT) {
         if ((--s->refs & ~LTF_STRING_SLAB_BIT) == 0) {
             ltf_string_slab *b;

@@ -9,6 +9,9 @@
 /* Allocate one block: 'header' bytes for the caller, then a storage header,
 ** then 'nbytes' of 64-byte aligned data. '*out' is the storage (refs 1);
 ** returns the block (freed with the storage), NULL on failure (ctx error). */
+/* A reader that makes string blocks opens (+1) or closes (-1): freed blocks
+** are kept for reuse in larger numbers while one is open (core/storage.c). */
+LTF_INTERNAL void ltf_string_blocks_hold(int delta);
 LTF_INTERNAL void *ltf_storage_alloc_block(ltf_ctx *ctx, size_t header, size_t nbytes, ltf_storage **out);
 /* Storage over a host buffer; 'deleter' runs when the last reference goes. */
 LTF_INTERNAL ltf_storage *ltf_storage_wrap(ltf_ctx *ctx, void *data, size_t nbytes,

@@ -15,16 +15,17 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include "ltf.h"
 #include "ctx.h"
+#include "storage.h"
 
 #define MASK_DELTA 0xa282ead8u
 #define NAME_MAX_LEN 512
@@ -206,7 +207,7 @@ struct ltf_tfrecord_reader {
     size_t zincap, zinlen;
     int in_eof;
     uint64_t skipped;
-    size_t maplen;             /* > 0: buf is the file mapped (read only), not malloc'd */
+    int blocks;                /* an uncompressed regular file: next_strings reads into string blocks */
     char name[NAME_MAX_LEN];
 };
 
@@ -270,7 +271,7 @@ static ssize_t stream_read(ltf_tfrecord_reader *r, unsigned char *dst, size_t ro
 ** the count available, or -1 on a read error. */
 static ssize_t ensure(ltf_tfrecord_reader *r, uint64_t need) {
     while ((uint64_t)(r->end - r->beg) < need && !r->eof) {
-        if ((r->fd < 0 || r->maplen) && r->comp == COMP_NONE) {  /* memory or mapped: the buffer is all */
+        if (r->fd < 0 && r->comp == COMP_NONE) {  /* memory: the buffer is all */
             r->eof = 1;
             break;
         }
@@ -349,22 +350,15 @@ ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *
         return st;
     }
     (*out)->fd = fd;
-    /* A plain uncompressed regular file is mapped: records are checked and
-    ** handed out in place, without read()'s copy. Anything else (a pipe, an
-    ** empty file, a failed mmap) is read in chunks as before. */
+    /* A plain uncompressed regular file is read by next_strings straight
+    ** into string blocks (records become strings in place). It used to be
+    ** mapped: the page faults and unmapping cost more than read()'s copy,
+    ** and a file truncated under the mapping faulted (SIGBUS). */
     struct stat sb;
     ltf_tfrecord_reader *r = *out;
-    if (r->comp == COMP_NONE && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
-        (uint64_t)sb.st_size <= (uint64_t)SIZE_MAX) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
-#ifdef MADV_SEQUENTIAL
-            madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL);
-#endif
-            free(r->buf);
-            r->buf = m;
-            r->maplen = r->cap = r->end = (size_t)sb.st_size;
-        }
+    if (r->comp == COMP_NONE && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        r->blocks = 1;
+        ltf_string_blocks_hold(1);
     }
     return LTF_OK;
 }
@@ -446,16 +440,165 @@ ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, s
     }
 }
 
+_Static_assert(offsetof(ltf_string, bytes) == 12, "a TFRecord header is a string header's size");
+
+/* next_strings over ltf_tfrecord_reader_next, copying into a slab (about
+** 128 KB of records, a bigger record as a string of its own). */
+static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max, int *count) {
+    ltf_string_slab *slab = ltf_string_slab_new((1u << 17) + (1u << 16));
+    if (!slab) return ltf_fail_oom(r->ctx, "TFRecordDataset: records", (1u << 17) + (1u << 16));
+    ltf_status st = LTF_OK;
+    int n = 0, full = 0;
+    while (n < max && !full) {
+        const void *d;
+        size_t len;
+        uint64_t off;
+        st = ltf_tfrecord_reader_next(r, &d, &len, &off);
+        if (st) break;
+        ltf_string *s = NULL;
+        if (len) {
+            s = ltf_string_slab_add(slab, d, len);
+            if (!s) {  /* the slab is full (or the record bigger than it): a string of its own */
+                full = 1;
+                s = ltf_string_new(d, len);
+                if (!s) { st = ltf_fail_oom(r->ctx, "TFRecordDataset: a record", len); break; }
+            }
+        }
+        out[n] = s;
+        if (offs) offs[n] = off;
+        n++;
+    }
+    ltf_string_slab_done(slab);
+    *count = n;
+    if (st == LTF_ERR_OUT_OF_RANGE && n) st = LTF_OK;
+    return st;
+}
+
+ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max,
+                                            int *count) {
+    const size_t cap = LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD;
+    if (count) *count = 0;
+    if (!r || !out || !count || max < 1) return LTF_ERR_INVALID_ARGUMENT;
+    if (!r->blocks) return next_strings_copy(r, out, offs, max, count);
+    if (r->dead) return LTF_ERR_OUT_OF_RANGE;
+    size_t pend = r->end - r->beg;
+    /* a big record (or many bytes the copying path buffered): copy them */
+    if (pend > cap / 2 || (pend >= 8 && get_le64(r->buf + r->beg) > cap / 2))
+        return next_strings_copy(r, out, offs, max, count);
+    ltf_string_block *blk = ltf_string_block_new();
+    if (!blk) return ltf_fail_oom(r->ctx, "TFRecordDataset: string block", LTF_STRING_BLOCK_SIZE);
+    unsigned char *d = ltf_string_block_data(blk);
+    if (pend) memcpy(d, r->buf + r->beg, pend);
+    r->beg = r->end = 0;
+    size_t have = pend;
+    while (have < cap && !r->eof) {
+        ssize_t k = read(r->fd, d + have, cap - have);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            r->dead = 1;
+            ltf_string_block_done(blk);
+            return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: read failed: %s", r->name, strerror(errno));
+        }
+        if (k == 0) r->eof = 1;
+        have += (size_t)k;
+    }
+    ltf_status st = LTF_OK;
+    int n = 0;
+    size_t p = 0;
+    while (n < max && p < have) {
+        uint64_t at = r->pos;
+        size_t left = have - p;
+        const unsigned char *h = d + p;
+        if (left < 12) {
+            if (!r->eof) break;
+            goto truncated;
+        }
+        uint64_t len = get_le64(h);
+        if (ltf_tfrecord_masked_crc(h, 8) != get_le32(h + 8)) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->dead = 1; r->skipped++; break; }
+            st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                          "TFRecordDataset: %s: corrupted record at %llu (the length's checksum does not match)",
+                          r->name, (unsigned long long)at);
+            r->dead = 1;
+            break;
+        }
+        if (left < 16 || len > left - 16) {
+            if (!r->eof) break;
+            goto truncated;
+        }
+        if (ltf_tfrecord_masked_crc(h + 12, (size_t)len) != get_le32(h + 12 + len)) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) {
+                r->skipped++;
+                p += 16 + (size_t)len;
+                r->pos += 16 + len;
+                continue;
+            }
+            st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                          "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
+                          r->name, (unsigned long long)at);
+            r->dead = 1;
+            break;
+        }
+        ltf_string *s = NULL;
+        if (len) {
+            if ((p & 7) == 0) s = ltf_string_block_adopt(blk, p, (size_t)len);  /* in place */
+            if (!s) s = ltf_string_new((const char *)h + 12, (size_t)len);
+            if (!s) {
+                st = ltf_fail_oom(r->ctx, "TFRecordDataset: a record", (size_t)len);
+                r->dead = 1;
+                break;
+            }
+        }
+        out[n] = s;
+        if (offs) offs[n] = at;
+        n++;
+        p += 16 + (size_t)len;
+        r->pos += 16 + len;
+        continue;
+    truncated:
+        r->dead = 1;
+        if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->skipped++; break; }
+        st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: truncated record at %llu", r->name,
+                      (unsigned long long)at);
+        break;
+    }
+    if (!r->dead && p < have) {  /* an unfinished record: keep its bytes for the next call */
+        size_t carry = have - p;
+        if (r->cap < carry) {
+            unsigned char *nb = realloc(r->buf, carry);
+            if (!nb) {
+                r->dead = 1;
+                if (st == LTF_OK) st = ltf_fail_oom(r->ctx, "TFRecordDataset: record buffer", carry);
+                carry = 0;
+            } else {
+                r->buf = nb;
+                r->cap = carry;
+            }
+        }
+        if (carry) memcpy(r->buf, d + p, carry);
+        r->beg = 0;
+        r->end = carry;
+    }
+    ltf_string_block_done(blk);
+    *count = n;
+    if (st) return st;
+    if (n == 0) {
+        if (r->dead || (r->eof && r->end == r->beg)) return LTF_ERR_OUT_OF_RANGE;
+        return ltf_tfrecord_reader_next_strings(r, out, offs, max, count);  /* a record bigger than a block */
+    }
+    return LTF_OK;
+}
+
 uint64_t ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r) { return r ? r->skipped : 0; }
 
 void ltf_tfrecord_reader_close(ltf_tfrecord_reader *r) {
     if (!r) return;
+    if (r->blocks) ltf_string_blocks_hold(-1);
     if (r->fd >= 0) close(r->fd);
     if (r->zinit) inflateEnd(&r->z);
     free(r->zin);
     free((void *)r->mem);
-    if (r->maplen) munmap(r->buf, r->maplen);
-    else free(r->buf);
+    free(r->buf);
     free(r);
 }
 /* }==== */

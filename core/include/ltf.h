@@ -390,6 +390,26 @@ LTF_API ltf_string_slab *ltf_string_slab_new(size_t cap);
 LTF_API ltf_string      *ltf_string_slab_add(ltf_string_slab *b, const char *bytes, size_t len);
 /* The builder is done adding (frees the slab if none of its strings lives). */
 LTF_API void             ltf_string_slab_done(ltf_string_slab *b);
+/* A block: strings made in place from bytes the builder wrote into it (the
+** TFRecord reader reads a file straight into blocks: no copy). A block is
+** LTF_STRING_BLOCK_SIZE bytes aligned to that size; its data area,
+** LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD bytes, starts at
+** ltf_string_block_data. ltf_string_block_adopt(b, at, len) makes a string
+** (refcount 1) of the 'len' bytes at data + at + 12: it overwrites the 12
+** bytes at data + at (8-aligned) with the string's header (len, refs) and
+** the byte after the string with a NUL; the string is immutable from then
+** on, so the builder must not write that range again. NULL when 'at' is not
+** 8-aligned or the entry does not fit. Lifetime as for slabs (ltf_string_block_done,
+** then the last string frees the block, which is kept for reuse). A block
+** string's 'refs' carries LTF_STRING_BLOCK_BIT. */
+#define LTF_STRING_BLOCK_BIT ((int32_t)1 << 29)
+#define LTF_STRING_BLOCK_SIZE ((size_t)1 << 18)
+#define LTF_STRING_BLOCK_HEAD ((size_t)64)
+typedef struct ltf_string_block ltf_string_block;
+LTF_API ltf_string_block *ltf_string_block_new(void);
+LTF_API unsigned char    *ltf_string_block_data(ltf_string_block *b);
+LTF_API ltf_string       *ltf_string_block_adopt(ltf_string_block *b, size_t at, size_t len);
+LTF_API void              ltf_string_block_done(ltf_string_block *b);
 /* }==== */
 
 /* {==== Op attributes: a plain value (copied, compared bytewise) */
@@ -751,10 +771,8 @@ LTF_API ltf_status ltf_tfrecord_writer_close(ltf_tfrecord_writer *w);
 /* Reader flags */
 #define LTF_TFRECORD_SKIP_CORRUPT 1   /* skip records whose CRC fails (see ltf_tfrecord_reader_skipped) */
 /* Open 'path' for reading; 'buffer_size' bytes of read buffer (0: 256 KiB).
-** LTF_ERR_NOT_FOUND when missing. An uncompressed regular file is mapped
-** (mmap) and its records are lent in place, with no read buffer (truncating
-** the file while it is open then makes reads fault, SIGBUS, as with any
-** mapping); pipes, empty and compressed files are read(). */
+** LTF_ERR_NOT_FOUND when missing. Files are read() (an uncompressed regular
+** file by ltf_tfrecord_reader_next_strings straight into string blocks). */
 LTF_API ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *compression,
                                             size_t buffer_size, int flags, ltf_tfrecord_reader **out);
 /* The same over a copy of 'n' bytes in memory ('name' names it in errors). */
@@ -771,6 +789,17 @@ LTF_API ltf_status ltf_tfrecord_reader_open_memory(ltf_ctx *ctx, const void *byt
 ** skipped (TensorFlow's skip does the same: it cannot resynchronize). */
 LTF_API ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len,
                                             uint64_t *offset);
+/* Up to 'max' next records as strings (refcount 1 each, owned by the caller;
+** NULL for an empty record) in out[0..*count), their offsets in offs (may
+** be NULL). About LTF_STRING_BLOCK_SIZE bytes of records per call: an
+** uncompressed regular file is read straight into a string block and its
+** records become strings in place (no copy; records whose place is not
+** 8-aligned and records bigger than a block are copied); other sources copy
+** into a string slab. Errors as ltf_tfrecord_reader_next: on an error the
+** *count records before it are still valid (the caller owns them);
+** LTF_ERR_OUT_OF_RANGE with *count == 0 at the end. */
+LTF_API ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs,
+                                                    int max, int *count);
 /* Records skipped so far under LTF_TFRECORD_SKIP_CORRUPT. */
 LTF_API uint64_t   ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r);
 /* Close and free (NULL is a no-op). */

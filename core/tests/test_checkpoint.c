@@ -11,6 +11,16 @@
 #include "check.h"
 #include "ltf.h"
 
+/* CRC32C bit by bit: the reference for every path of ltf_crc32c */
+static uint32_t crc_bits(uint32_t crc, const unsigned char *p, size_t n) {
+    uint32_t c = ~crc;
+    while (n--) {
+        c ^= *p++;
+        for (int j = 0; j < 8; j++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
 static void spit(const char *path, const unsigned char *b, size_t n) {
     FILE *f = fopen(path, "wb");
     fwrite(b, 1, n, f);
@@ -27,6 +37,26 @@ int main(void) {
 
     /* CRC32C check value */
     CHECK(ltf_crc32c(0, "123456789", 9) == 0xE3069283u);
+    /* every length to 1100 (the 256-byte folding path's edges: 256, 320, 511,
+    ** 512, ...) and some long ones, at every alignment, from nonzero starts */
+    {
+        size_t cap = 70000;
+        unsigned char *buf = malloc(cap);
+        CHECK(buf != NULL);
+        uint32_t x = 12345;
+        for (size_t i = 0; i < cap; i++) { x = x * 1103515245u + 12345u; buf[i] = (unsigned char)(x >> 16); }
+        int bad = 0;
+        for (size_t n = 0; n <= 1100; n++) {
+            size_t off = n % 64;
+            uint32_t init = (uint32_t)(n * 2654435761u);
+            if (ltf_crc32c(init, buf + off, n) != crc_bits(init, buf + off, n)) bad++;
+        }
+        static const size_t longs[] = {4095, 4096, 12288, 12289, 65536, 69000};
+        for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
+            if (ltf_crc32c(7, buf + i, longs[i]) != crc_bits(7, buf + i, longs[i])) bad++;
+        CHECK(bad == 0);
+        free(buf);
+    }
 
     float a[3] = { 1.5f, -2.0f, 3.25f };
     int64_t b[2] = { -7, 1LL << 40 };

@@ -138,6 +138,34 @@ int main(void) {
         ltf_string_slab_done(b);         /* nothing added: freed at once */
     }
 
+    /* string blocks: a record's framing turned into a string in place (the
+    ** 12-byte header becomes len + refs, the footer's first byte the NUL),
+    ** misaligned places refused, the block alive until its last string */
+    {
+        ltf_string_block *b = ltf_string_block_new();
+        CHECK(b != NULL);
+        unsigned char *d = ltf_string_block_data(b);
+        CHECK(((uintptr_t)d & 7) == 0);
+        memcpy(d + 12, "hello", 5);
+        memcpy(d + 17, "CRCx", 4);
+        memcpy(d + 24 + 12, "w", 1);
+        ltf_string *s1 = ltf_string_block_adopt(b, 0, 5);
+        ltf_string *s2 = ltf_string_block_adopt(b, 24, 1);
+        CHECK(s1 && (unsigned char *)s1 == d && s1->len == 5 && !strcmp(s1->bytes, "hello"));
+        CHECK(s2 && s2->len == 1 && !strcmp(s2->bytes, "w"));
+        CHECK((s1->refs & ~LTF_STRING_BLOCK_BIT) == 1 && (s1->refs & LTF_STRING_BLOCK_BIT));
+        CHECK(ltf_string_block_adopt(b, 4, 1) == NULL);   /* not 8-aligned */
+        CHECK(ltf_string_block_adopt(b, LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD - 8, 1) == NULL);   /* no room */
+        ltf_string_block_done(b);
+        s1->refs++;
+        ltf_string_release(s1);
+        ltf_string_release(s2);
+        CHECK(!strcmp(s1->bytes, "hello"));   /* still alive */
+        ltf_string_release(s1);               /* the last: the block is kept for reuse or freed */
+        b = ltf_string_block_new();
+        ltf_string_block_done(b);             /* nothing adopted */
+    }
+
     free(bigrec);
     unlink(path);
     rmdir(dir);

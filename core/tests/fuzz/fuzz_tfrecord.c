@@ -6,7 +6,10 @@
 ** (end of data) or a failure with a message, never a crash, leak or an
 ** allocation past twice the input. For one input in 64 the records are
 ** re-written by the writer to a temporary file and read back (the framing
-** round trip).
+** round trip). For one uncompressed input in 16 the bytes are also written
+** to a file and read by ltf_tfrecord_reader_next_strings (records made in
+** place in string blocks): the same records, offsets and final status as
+** the memory reader's, in lockstep.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +74,47 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ltf_tfrecord_reader_close(r2);
     }
     if (fd >= 0) unlink(path);
+    /* string blocks over a file against the memory reader */
+    static unsigned bcalls;
+    char bpath[] = "/tmp/fuzz_tfrecord_b_XXXXXX";
+    int bfd = (comp[0] == 0 && bcalls++ % 16 == 0) ? mkstemp(bpath) : -1;
+    if (bfd >= 0) {
+        if (size > 1 && write(bfd, data + 1, size - 1) != (ssize_t)(size - 1)) fail("temp write failed");
+        close(bfd);
+        ltf_tfrecord_reader *fb = NULL, *mr = NULL;
+        if (ltf_tfrecord_reader_open(ctx, bpath, "", 0, flags, &fb) != LTF_OK) fail("open failed");
+        if (ltf_tfrecord_reader_open_memory(ctx, data + 1, size - 1, "m", "", flags, &mr) != LTF_OK) fail("open failed");
+        ltf_string *out[64];
+        uint64_t offs[64];
+        for (;;) {
+            int cnt = 0;
+            ltf_status st = ltf_tfrecord_reader_next_strings(fb, out, offs, 64, &cnt);
+            for (int i = 0; i < cnt; i++) {
+                const void *d;
+                size_t len;
+                uint64_t off;
+                if (ltf_tfrecord_reader_next(mr, &d, &len, &off) != LTF_OK) fail("blocks: a record the memory reader lacks");
+                size_t blen = out[i] ? out[i]->len : 0;
+                if (blen != len || off != offs[i] || (len && memcmp(out[i]->bytes, d, len)) ||
+                    (out[i] && out[i]->bytes[len] != 0))
+                    fail("blocks: a record differs");
+                ltf_string_release(out[i]);
+            }
+            if (st != LTF_OK) {
+                const void *d;
+                size_t len;
+                uint64_t off;
+                ltf_status ms = ltf_tfrecord_reader_next(mr, &d, &len, &off);
+                if (ms != st) fail("blocks: a different ending");
+                break;
+            }
+            if (cnt == 0) fail("blocks: OK without records");
+        }
+        if (ltf_tfrecord_reader_skipped(fb) != ltf_tfrecord_reader_skipped(mr)) fail("blocks: skipped counts differ");
+        ltf_tfrecord_reader_close(fb);
+        ltf_tfrecord_reader_close(mr);
+        unlink(bpath);
+    }
     ltf_ctx_release(ctx);
     return 0;
 }
