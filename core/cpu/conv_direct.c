@@ -183,3 +183,135 @@ ltf_status ltf_cpu_conv_direct_filter_f32(ltf_ctx *ctx, const ltf_conv_geom *g, 
     }
     return LTF_OK;
 }
+
+/* {==== The packed forward kernel (AVX-512 machines): float32 conv2d at any
+** stride without dilation, output channels in multiples of 32, over valid
+** windows of an NHWC input (the caller pads). The filters are first packed
+** into panels of 32 output channels, (kh, kw, c, 32) each, so that a
+** block's filter rows stream contiguously; per block of 12 output pixels of
+** a line by one panel the 24 sums (16 floats each) stay in AVX-512
+** registers. Tasks take (panel, pixel block) pairs (see pk_units). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PK_TARGET __attribute__((target("avx512f,avx512vl,avx2,fma")))
+typedef float v16f __attribute__((vector_size(64)));
+
+typedef struct pk_job {
+    const ltf_conv_geom *g;
+    const float *x, *fp;       /* padded input, packed filters */
+    float *y;
+    int64_t sh, sw;
+    int64_t lines, np;         /* output lines (n, oh), panels of 32 outputs */
+    int pixel_major;           /* units walk the panels of one block in turn (all filters fit in L2) */
+} pk_job;
+
+/* R output pixels whose windows' top-left inputs are xb + off[r], panel
+** 'fp' (K x 32), into y rows yb + yoff[r] (the output rows are consecutive
+** pixels, so yoff[r] = r * o). The offsets stay in registers: the windows of
+** all R pixels move together over (kh, kw, c). */
+#define PK_BLOCK(R)                                                                                    \
+    PK_TARGET static inline __attribute__((always_inline)) void pk_##R(const ltf_conv_geom *g, const float *xb, \
+                                                                       const int64_t *off, const float *fp, float *yb) { \
+        v16f a0[R], a1[R];                                                                             \
+        int64_t of[R];                                                                                 \
+        for (int r = 0; r < R; r++) {                                                                  \
+            a0[r] = a1[r] = (v16f){0};                                                                 \
+            of[r] = off[r];                                                                            \
+        }                                                                                              \
+        const float *f = fp;                                                                           \
+        for (int64_t kh = 0; kh < g->kh; kh++)                                                         \
+            for (int64_t kw = 0; kw < g->kw; kw++) {                                                   \
+                const float *xs = xb + (kh * g->w + kw) * g->c;                                        \
+                for (int64_t c = 0; c < g->c; c++, f += 32) {                                          \
+                    v16f f0, f1;                                                                       \
+                    memcpy(&f0, f, 64);                                                                \
+                    memcpy(&f1, f + 16, 64);                                                           \
+                    for (int r = 0; r < R; r++) {                                                      \
+                        float s = xs[of[r] + c];                                                       \
+                        a0[r] += s * f0;                                                               \
+                        a1[r] += s * f1;                                                               \
+                    }                                                                                  \
+                }                                                                                      \
+            }                                                                                          \
+        for (int r = 0; r < R; r++) {                                                                  \
+            memcpy(yb + r * g->o, &a0[r], 64);                                                         \
+            memcpy(yb + r * g->o + 16, &a1[r], 64);                                                    \
+        }                                                                                              \
+    }
+PK_BLOCK(12)
+PK_BLOCK(8)
+PK_BLOCK(4)
+PK_BLOCK(2)
+PK_BLOCK(1)
+
+#define PK_PIX 12   /* output pixels per block */
+#define PK_L2_FILTERS ((size_t)384 << 10)   /* packed filters up to this size: pixel-major units */
+
+/* Units [b, e): unit u is pixel block u % nblk of panel u / nblk (panel-major:
+** one panel stays in L2 while the pixels pass under it) or, when all the
+** filters fit in L2, panel u % np of block u / np (pixel-major: the input is
+** read once, not once per panel); a block is
+** PK_PIX consecutive output pixels of the flattened (n, oh, ow), across line
+** and image ends (small images, stride 2: no short blocks at each line's end). */
+PK_TARGET static void pk_units(void *arg, int64_t b, int64_t e) {
+    const pk_job *j = arg;
+    const ltf_conv_geom *g = j->g;
+    int64_t kk = g->kh * g->kw * g->c, pix = g->n * g->oh * g->ow, nblk = (pix + PK_PIX - 1) / PK_PIX;
+    for (int64_t u = b; u < e; u++) {
+        int64_t p = j->pixel_major ? u % j->np : u / nblk, q0 = (j->pixel_major ? u / j->np : u % nblk) * PK_PIX, nq = pix - q0 < PK_PIX ? pix - q0 : PK_PIX;
+        int64_t off[PK_PIX];
+        for (int64_t r = 0; r < nq; r++) {
+            int64_t q = q0 + r, n = q / (g->oh * g->ow), rem = q % (g->oh * g->ow);
+            int64_t oh = rem / g->ow, ow = rem % g->ow;
+            off[r] = ((n * g->h + oh * j->sh) * g->w + ow * j->sw) * g->c;
+        }
+        const float *fp = j->fp + p * kk * 32;
+        float *yb = j->y + q0 * g->o + p * 32;
+        int64_t r = 0;
+        if (nq == PK_PIX) {
+            pk_12(g, j->x, off, fp, yb);
+            continue;
+        }
+        if (nq - r >= 8) { pk_8(g, j->x, off + r, fp, yb + r * g->o); r += 8; }
+        if (nq - r >= 4) { pk_4(g, j->x, off + r, fp, yb + r * g->o); r += 4; }
+        if (nq - r >= 2) { pk_2(g, j->x, off + r, fp, yb + r * g->o); r += 2; }
+        if (nq - r >= 1) pk_1(g, j->x, off + r, fp, yb + r * g->o);
+    }
+}
+
+static int pk_cpu(void) {
+    static int have = -1;
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
+        __builtin_cpu_init();
+        h = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && getenv("LTF_NO_AVX512") == NULL;
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+
+int ltf_cpu_conv_packed_ok(int64_t o) { return o > 0 && o % 32 == 0 && pk_cpu(); }
+
+ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, const float *x,
+                                   const float *f, float *y) {
+    int64_t kk = g->kh * g->kw * g->c, np = g->o / 32;
+    size_t nb = sizeof(float) * (size_t)(kk * g->o);
+    float *fp = malloc(nb ? nb : 1);
+    if (!fp) return ltf_fail_oom(ctx, "conv2d filter scratch", nb);
+    for (int64_t q = 0; q < kk; q++)   /* f (kk, o) -> fp (np, kk, 32) */
+        for (int64_t p = 0; p < np; p++) memcpy(fp + (p * kk + q) * 32, f + q * g->o + p * 32, 32 * sizeof(float));
+    pk_job j = { g, x, fp, y, sh, sw, g->n * g->oh, np, nb <= PK_L2_FILTERS };
+    int64_t nblk = (g->n * g->oh * g->ow + PK_PIX - 1) / PK_PIX;
+    int64_t work = PK_PIX * 32 * kk, grain = LTF_CPU_GRAIN / (work > 0 ? work : 1);
+    ltf_pool_for(&ctx->pool, nblk * np, grain > 0 ? grain : 1, pk_units, &j);
+    free(fp);
+    return LTF_OK;
+}
+#else
+int ltf_cpu_conv_packed_ok(int64_t o) { (void)o; return 0; }
+ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, const float *x,
+                                   const float *f, float *y) {
+    (void)g; (void)sh; (void)sw; (void)x; (void)f; (void)y;
+    return ltf_fail(ctx, LTF_ERR_INTERNAL, "conv2d: the packed kernel is not built here");
+}
+#endif
+/* }==== */
