@@ -185,8 +185,9 @@ ltf_status ltf_cpu_conv_direct_filter_f32(ltf_ctx *ctx, const ltf_conv_geom *g, 
 }
 
 /* {==== The packed forward kernel (AVX-512 machines): float32 conv2d at any
-** stride without dilation, output channels in multiples of 32, over valid
-** windows of an NHWC input (the caller pads). The filters are first packed
+** stride without dilation, output channels in multiples of 32, over an NHWC
+** input with padding before of (pt, pl) (taps outside the input read a
+** zero row; blocks whose windows all lie inside take the fast kernel). The filters are first packed
 ** into panels of 32 output channels, (kh, kw, c, 32) each, so that a
 ** block's filter rows stream contiguously; per block of 12 output pixels of
 ** a line by one panel the 24 sums (16 floats each) stay in AVX-512
@@ -199,7 +200,8 @@ typedef struct pk_job {
     const ltf_conv_geom *g;
     const float *x, *fp;       /* padded input, packed filters */
     float *y;
-    int64_t sh, sw;
+    int64_t sh, sw, pt, pl;    /* strides, padding before (top, left): taps outside the input read zeros */
+    const float *zero;         /* c zeros: the row a tap outside the input reads */
     int64_t lines, np;         /* output lines (n, oh), panels of 32 outputs */
     int pixel_major;           /* units walk the panels of one block in turn (all filters fit in L2) */
 } pk_job;
@@ -243,6 +245,41 @@ PK_BLOCK(4)
 PK_BLOCK(2)
 PK_BLOCK(1)
 
+/* A block of nq <= PK_PIX pixels some of whose taps fall outside the input
+** (padding) : per tap, each pixel's input row or the zero row. Pixel r's
+** window starts at input (ih0[r], iw0[r]) of the image whose first row is
+** nh[r] (n * h); the pixels past nq read zeros and are not stored. */
+PK_TARGET static void pk_edge(const pk_job *j, const int64_t *ih0, const int64_t *iw0, const int64_t *nh, int64_t nq,
+                              const float *fp, float *yb) {
+    const ltf_conv_geom *g = j->g;
+    v16f a0[12], a1[12];
+    for (int r = 0; r < 12; r++) a0[r] = a1[r] = (v16f){0};
+    const float *f = fp;
+    for (int64_t kh = 0; kh < g->kh; kh++)
+        for (int64_t kw = 0; kw < g->kw; kw++) {
+            const float *xp[12];
+            for (int r = 0; r < 12; r++) {
+                int64_t ih = ih0[r] + kh, iw = iw0[r] + kw;
+                xp[r] = r < nq && ih >= 0 && ih < g->h && iw >= 0 && iw < g->w ? j->x + ((nh[r] + ih) * g->w + iw) * g->c
+                                                                              : j->zero;
+            }
+            for (int64_t c = 0; c < g->c; c++, f += 32) {
+                v16f f0, f1;
+                memcpy(&f0, f, 64);
+                memcpy(&f1, f + 16, 64);
+                for (int r = 0; r < 12; r++) {
+                    float s = xp[r][c];
+                    a0[r] += s * f0;
+                    a1[r] += s * f1;
+                }
+            }
+        }
+    for (int64_t r = 0; r < nq; r++) {
+        memcpy(yb + r * g->o, &a0[r], 64);
+        memcpy(yb + r * g->o + 16, &a1[r], 64);
+    }
+}
+
 #define PK_PIX 12   /* output pixels per block */
 #define PK_L2_FILTERS ((size_t)384 << 10)   /* packed filters up to this size: pixel-major units */
 
@@ -258,14 +295,23 @@ PK_TARGET static void pk_units(void *arg, int64_t b, int64_t e) {
     int64_t kk = g->kh * g->kw * g->c, pix = g->n * g->oh * g->ow, nblk = (pix + PK_PIX - 1) / PK_PIX;
     for (int64_t u = b; u < e; u++) {
         int64_t p = j->pixel_major ? u % j->np : u / nblk, q0 = (j->pixel_major ? u / j->np : u % nblk) * PK_PIX, nq = pix - q0 < PK_PIX ? pix - q0 : PK_PIX;
-        int64_t off[PK_PIX];
+        int64_t off[PK_PIX], ih0[PK_PIX], iw0[PK_PIX], nh[PK_PIX];
+        int inside = 1;
         for (int64_t r = 0; r < nq; r++) {
             int64_t q = q0 + r, n = q / (g->oh * g->ow), rem = q % (g->oh * g->ow);
             int64_t oh = rem / g->ow, ow = rem % g->ow;
-            off[r] = ((n * g->h + oh * j->sh) * g->w + ow * j->sw) * g->c;
+            ih0[r] = oh * j->sh - j->pt;
+            iw0[r] = ow * j->sw - j->pl;
+            nh[r] = n * g->h;
+            inside &= ih0[r] >= 0 && ih0[r] + g->kh <= g->h && iw0[r] >= 0 && iw0[r] + g->kw <= g->w;
+            off[r] = ((nh[r] + ih0[r]) * g->w + iw0[r]) * g->c;
         }
         const float *fp = j->fp + p * kk * 32;
         float *yb = j->y + q0 * g->o + p * 32;
+        if (!inside) {
+            pk_edge(j, ih0, iw0, nh, nq, fp, yb);
+            continue;
+        }
         int64_t r = 0;
         if (nq == PK_PIX) {
             pk_12(g, j->x, off, fp, yb);
@@ -291,15 +337,16 @@ static int pk_cpu(void) {
 
 int ltf_cpu_conv_packed_ok(int64_t o) { return o > 0 && o % 32 == 0 && pk_cpu(); }
 
-ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, const float *x,
-                                   const float *f, float *y) {
+ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, int64_t pt,
+                                   int64_t pl, const float *x, const float *f, float *y) {
     int64_t kk = g->kh * g->kw * g->c, np = g->o / 32;
     size_t nb = sizeof(float) * (size_t)(kk * g->o);
-    float *fp = malloc(nb ? nb : 1);
-    if (!fp) return ltf_fail_oom(ctx, "conv2d filter scratch", nb);
+    float *fp = malloc(nb + sizeof(float) * (size_t)g->c);   /* packed filters, then the zero row */
+    if (!fp) return ltf_fail_oom(ctx, "conv2d filter scratch", nb + sizeof(float) * (size_t)g->c);
+    memset(fp + kk * g->o, 0, sizeof(float) * (size_t)g->c);
     for (int64_t q = 0; q < kk; q++)   /* f (kk, o) -> fp (np, kk, 32) */
         for (int64_t p = 0; p < np; p++) memcpy(fp + (p * kk + q) * 32, f + q * g->o + p * 32, 32 * sizeof(float));
-    pk_job j = { g, x, fp, y, sh, sw, g->n * g->oh, np, nb <= PK_L2_FILTERS };
+    pk_job j = { g, x, fp, y, sh, sw, pt, pl, fp + kk * g->o, g->n * g->oh, np, nb <= PK_L2_FILTERS };
     int64_t nblk = (g->n * g->oh * g->ow + PK_PIX - 1) / PK_PIX;
     int64_t work = PK_PIX * 32 * kk, grain = LTF_CPU_GRAIN / (work > 0 ? work : 1);
     ltf_pool_for(&ctx->pool, nblk * np, grain > 0 ? grain : 1, pk_units, &j);
@@ -308,9 +355,9 @@ ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t
 }
 #else
 int ltf_cpu_conv_packed_ok(int64_t o) { (void)o; return 0; }
-ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, const float *x,
-                                   const float *f, float *y) {
-    (void)g; (void)sh; (void)sw; (void)x; (void)f; (void)y;
+ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, int64_t pt,
+                                   int64_t pl, const float *x, const float *f, float *y) {
+    (void)g; (void)sh; (void)sw; (void)pt; (void)pl; (void)x; (void)f; (void)y;
     return ltf_fail(ctx, LTF_ERR_INTERNAL, "conv2d: the packed kernel is not built here");
 }
 #endif

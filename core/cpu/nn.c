@@ -448,8 +448,9 @@ static int conv_direct(ltf_dtype dt, const win_plan *p) {
 }
 
 /* The packed path (conv_direct.c, AVX-512 machines): float32 without
-** dilation, output channels in multiples of 32, any stride, the padded copy
-** at most 4x the input. LTF_CONV_PACKED=0 turns it off (benchmarks). */
+** dilation, output channels in multiples of 32, any stride; over fewer than
+** 16 channels the padded copy at most 4x the input. LTF_CONV_PACKED=0 turns it off (benchmarks). */
+#define CONV_PACKED_COPY_C 16   /* fewer input channels: a padded copy, not the kernel's zero rows */
 static int conv_packed(ltf_dtype dt, const win_plan *p) {
     static int off = -1;
     if (off < 0) {
@@ -459,6 +460,7 @@ static int conv_packed(ltf_dtype dt, const win_plan *p) {
     if (off || dt != LTF_DTYPE_FLOAT32 || p->dh != 1 || p->dw != 1 || !ltf_cpu_conv_packed_ok(p->o) || p->oh <= 0 ||
         p->ow <= 0 || p->kh <= 0 || p->kw <= 0 || p->c <= 0)
         return 0;
+    if (p->c >= CONV_PACKED_COPY_C) return 1;
     int64_t hp = (p->oh - 1) * p->sh + p->kh, wp = (p->ow - 1) * p->sw + p->kw, padded;
     if (__builtin_mul_overflow(hp, wp, &padded) || __builtin_mul_overflow(padded, p->n * p->c, &padded)) return 0;
     return padded <= 4 * (p->n * p->h * p->w * p->c) + 65536;
@@ -517,11 +519,18 @@ static ltf_status conv_forward(ltf_ctx *ctx, const char *op, ltf_dtype dt, const
     if (!ltf_cpu_blas_fits(rows, p->o, k))   /* let the GEMM's own check word the error */
         return ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, rows, p->o, k, 1.0, X, k, F, p->o, 0.0, Y, p->o);
     if (conv_packed(dt, p)) {
-        float *pad;
-        ltf_conv_geom g;
-        const float *x = conv_direct_input(ctx, p, X, &pad, &g);
-        if (!x) return ctx->last_status;
-        ltf_status st = ltf_cpu_conv_packed_f32(ctx, &g, p->sh, p->sw, x, (const float *)(const void *)F,
+        /* padding read as a zero row in the kernel; over a few channels
+        ** (resnet's stem) a padded copy costs less than the kernel's edge blocks */
+        float *pad = NULL;
+        ltf_conv_geom g = { p->n, p->h, p->w, p->c, p->kh, p->kw, p->o, p->oh, p->ow };
+        const float *x = (const float *)(const void *)X;
+        int64_t pt = p->pt, pl = p->pl;
+        if (p->c < CONV_PACKED_COPY_C) {
+            x = conv_direct_input(ctx, p, X, &pad, &g);
+            if (!x) return ctx->last_status;
+            pt = pl = 0;
+        }
+        ltf_status st = ltf_cpu_conv_packed_f32(ctx, &g, p->sh, p->sw, pt, pl, x, (const float *)(const void *)F,
                                                 (float *)(void *)Y);
         free(pad);
         return st;

@@ -385,6 +385,12 @@ describe("tf.nn.conv2d", function()
     check32({1, 7, 9, 4}, {3, 2, 4, 32}, {2, 1}, "VALID")        -- unequal strides, a 3x2 window
     check32({1, 5, 6, 5}, {3, 3, 5, 32}, 1, {1, 2, 0, 3})        -- unequal explicit pads
     check32({1, 6, 5, 3}, {4, 4, 3, 32}, 1, "SAME")              -- even window, SAME
+    -- 16 channels and more: padding read as zeros inside the kernel (edge blocks), no padded copy
+    check32({2, 5, 7, 16}, {3, 3, 16, 32}, 1, "SAME")
+    check32({1, 9, 8, 20}, {3, 3, 20, 64}, 2, {1, 2, 0, 1})
+    check32({1, 4, 4, 32}, {5, 5, 32, 32}, 1, {2, 2, 2, 2})
+    check32({1, 3, 3, 16}, {3, 3, 16, 32}, 1, {3, 3, 3, 3})     -- outputs whose windows are all padding
+    check32({2, 14, 14, 16}, {3, 3, 16, 32}, 2, "SAME")         -- interior and edge blocks mixed
     -- filters over 384 KiB packed (panel-major units): 3x3x96 -> 384
     check32({2, 4, 5, 96}, {3, 3, 96, 384}, 1, "SAME", 1e-4)
   end)
