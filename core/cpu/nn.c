@@ -2,6 +2,9 @@
 ** cpu/nn.c: CPU kernels of the neural-network ops. Softmax and the
 ** cross-entropies work line by line along the class axis, in a numerically
 ** stable form (the line's maximum is subtracted before exp; sums in double).
+** float32 conv2d forward with output depths in multiples of 32, at any
+** stride without dilation, runs conv_direct.c's packed AVX-512 kernel on
+** machines that have AVX-512 (padding read as zeros in the kernel). Else
 ** float32 conv2d at stride 1 with output depths in multiples of 8 runs the
 ** direct kernels of conv_direct.c (forward, filter gradient, and the input
 ** gradient as a forward conv with flipped filters). Other convolutions lower
