@@ -455,10 +455,12 @@ static int conv_direct(ltf_dtype dt, const win_plan *p) {
 ** 16 channels the padded copy at most 4x the input. LTF_CONV_PACKED=0 turns it off (benchmarks). */
 #define CONV_PACKED_COPY_C 16   /* fewer input channels: a padded copy, not the kernel's zero rows */
 static int conv_packed(ltf_dtype dt, const win_plan *p) {
-    static int off = -1;
+    static int off_env = -1;   /* read once; the race of two first calls is benign (both store the same) */
+    int off = __atomic_load_n(&off_env, __ATOMIC_RELAXED);
     if (off < 0) {
         const char *e = getenv("LTF_CONV_PACKED");
         off = e && e[0] == '0';
+        __atomic_store_n(&off_env, off, __ATOMIC_RELAXED);
     }
     if (off || dt != LTF_DTYPE_FLOAT32 || p->dh != 1 || p->dw != 1 || !ltf_cpu_conv_packed_ok(p->o) || p->oh <= 0 ||
         p->ow <= 0 || p->kh <= 0 || p->kw <= 0 || p->c <= 0)
