@@ -204,6 +204,7 @@ typedef struct pk_job {
     const float *zero;         /* c zeros: the row a tap outside the input reads */
     int64_t lines, np;         /* output lines (n, oh), panels of 32 outputs */
     int pixel_major;           /* units walk the panels of one block in turn (all filters fit in L2) */
+    int64_t total, step, next; /* units, units per claim, the next unclaimed one (atomic) */
 } pk_job;
 
 /* R output pixels whose windows' top-left inputs are xb + off[r], panel
@@ -324,6 +325,22 @@ PK_TARGET static void pk_units(void *arg, int64_t b, int64_t e) {
     }
 }
 
+/* The pool's ranges are threads, not units: each thread claims runs of
+** 'step' units from a shared counter until none is left, so a thread that
+** starts late (its core taken by another process) takes less, and no thread
+** waits for a half of the work that a late one holds. Every unit writes its
+** own outputs: the results do not depend on who ran what. */
+static void pk_claim(void *arg, int64_t b, int64_t e) {
+    pk_job *j = arg;
+    (void)b;
+    (void)e;
+    for (;;) {
+        int64_t u = __atomic_fetch_add(&j->next, j->step, __ATOMIC_RELAXED);
+        if (u >= j->total) return;
+        pk_units(j, u, j->total - u < j->step ? j->total : u + j->step);
+    }
+}
+
 static int pk_cpu(void) {
     static int have = -1;
     int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
@@ -346,10 +363,15 @@ ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t
     memset(fp + kk * g->o, 0, sizeof(float) * (size_t)g->c);
     for (int64_t q = 0; q < kk; q++)   /* f (kk, o) -> fp (np, kk, 32) */
         for (int64_t p = 0; p < np; p++) memcpy(fp + (p * kk + q) * 32, f + q * g->o + p * 32, 32 * sizeof(float));
-    pk_job j = { g, x, fp, y, sh, sw, pt, pl, fp + kk * g->o, g->n * g->oh, np, nb <= PK_L2_FILTERS };
+    pk_job j = { g, x, fp, y, sh, sw, pt, pl, fp + kk * g->o, g->n * g->oh, np, nb <= PK_L2_FILTERS, 0, 0, 0 };
     int64_t nblk = (g->n * g->oh * g->ow + PK_PIX - 1) / PK_PIX;
     int64_t work = PK_PIX * 32 * kk, grain = LTF_CPU_GRAIN / (work > 0 ? work : 1);
-    ltf_pool_for(&ctx->pool, nblk * np, grain > 0 ? grain : 1, pk_units, &j);
+    int nth = ctx->pool.nthreads > 1 ? ctx->pool.nthreads : 1;
+    if (grain < 1) grain = 1;
+    j.total = nblk * np;
+    j.step = j.total / (16 * nth) > grain ? j.total / (16 * nth) : grain;   /* ~16 claims a thread */
+    if (nth == 1 || j.total < 2 * grain) pk_units(&j, 0, j.total);
+    else ltf_pool_for(&ctx->pool, nth, 1, pk_claim, &j);
     free(fp);
     return LTF_OK;
 }
