@@ -183,3 +183,204 @@ ltf_status ltf_cpu_conv_direct_filter_f32(ltf_ctx *ctx, const ltf_conv_geom *g, 
     }
     return LTF_OK;
 }
+
+/* {==== The packed forward kernel (AVX-512 machines): float32 conv2d at any
+** stride without dilation, output channels in multiples of 32, over an NHWC
+** input with padding before of (pt, pl) (taps outside the input read a
+** zero row; blocks whose windows all lie inside take the fast kernel). The filters are first packed
+** into panels of 32 output channels, (kh, kw, c, 32) each, so that a
+** block's filter rows stream contiguously; per block of 12 output pixels of
+** a line by one panel the 24 sums (16 floats each) stay in AVX-512
+** registers. Tasks take (panel, pixel block) pairs (see pk_units). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PK_TARGET __attribute__((target("avx512f,avx512vl,avx2,fma")))
+typedef float v16f __attribute__((vector_size(64)));
+
+typedef struct pk_job {
+    const ltf_conv_geom *g;
+    const float *x, *fp;       /* padded input, packed filters */
+    float *y;
+    int64_t sh, sw, pt, pl;    /* strides, padding before (top, left): taps outside the input read zeros */
+    const float *zero;         /* c zeros: the row a tap outside the input reads */
+    int64_t lines, np;         /* output lines (n, oh), panels of 32 outputs */
+    int pixel_major;           /* units walk the panels of one block in turn (all filters fit in L2) */
+    int64_t total, step, next; /* units, units per claim, the next unclaimed one (atomic) */
+} pk_job;
+
+/* R output pixels whose windows' top-left inputs are xb + off[r], panel
+** 'fp' (K x 32), into y rows yb + yoff[r] (the output rows are consecutive
+** pixels, so yoff[r] = r * o). The offsets stay in registers: the windows of
+** all R pixels move together over (kh, kw, c). */
+#define PK_BLOCK(R)                                                                                    \
+    PK_TARGET static inline __attribute__((always_inline)) void pk_##R(const ltf_conv_geom *g, const float *xb, \
+                                                                       const int64_t *off, const float *fp, float *yb) { \
+        v16f a0[R], a1[R];                                                                             \
+        int64_t of[R];                                                                                 \
+        for (int r = 0; r < R; r++) {                                                                  \
+            a0[r] = a1[r] = (v16f){0};                                                                 \
+            of[r] = off[r];                                                                            \
+        }                                                                                              \
+        const float *f = fp;                                                                           \
+        for (int64_t kh = 0; kh < g->kh; kh++)                                                         \
+            for (int64_t kw = 0; kw < g->kw; kw++) {                                                   \
+                const float *xs = xb + (kh * g->w + kw) * g->c;                                        \
+                for (int64_t c = 0; c < g->c; c++, f += 32) {                                          \
+                    v16f f0, f1;                                                                       \
+                    memcpy(&f0, f, 64);                                                                \
+                    memcpy(&f1, f + 16, 64);                                                           \
+                    for (int r = 0; r < R; r++) {                                                      \
+                        float s = xs[of[r] + c];                                                       \
+                        a0[r] += s * f0;                                                               \
+                        a1[r] += s * f1;                                                               \
+                    }                                                                                  \
+                }                                                                                      \
+            }                                                                                          \
+        for (int r = 0; r < R; r++) {                                                                  \
+            memcpy(yb + r * g->o, &a0[r], 64);                                                         \
+            memcpy(yb + r * g->o + 16, &a1[r], 64);                                                    \
+        }                                                                                              \
+    }
+PK_BLOCK(12)
+PK_BLOCK(8)
+PK_BLOCK(4)
+PK_BLOCK(2)
+PK_BLOCK(1)
+
+/* A block of nq <= PK_PIX pixels some of whose taps fall outside the input
+** (padding) : per tap, each pixel's input row or the zero row. Pixel r's
+** window starts at input (ih0[r], iw0[r]) of the image whose first row is
+** nh[r] (n * h); the pixels past nq read zeros and are not stored. */
+PK_TARGET static void pk_edge(const pk_job *j, const int64_t *ih0, const int64_t *iw0, const int64_t *nh, int64_t nq,
+                              const float *fp, float *yb) {
+    const ltf_conv_geom *g = j->g;
+    v16f a0[12], a1[12];
+    for (int r = 0; r < 12; r++) a0[r] = a1[r] = (v16f){0};
+    const float *f = fp;
+    for (int64_t kh = 0; kh < g->kh; kh++)
+        for (int64_t kw = 0; kw < g->kw; kw++) {
+            const float *xp[12];
+            for (int r = 0; r < 12; r++) {
+                int64_t ih = ih0[r] + kh, iw = iw0[r] + kw;
+                xp[r] = r < nq && ih >= 0 && ih < g->h && iw >= 0 && iw < g->w ? j->x + ((nh[r] + ih) * g->w + iw) * g->c
+                                                                              : j->zero;
+            }
+            for (int64_t c = 0; c < g->c; c++, f += 32) {
+                v16f f0, f1;
+                memcpy(&f0, f, 64);
+                memcpy(&f1, f + 16, 64);
+                for (int r = 0; r < 12; r++) {
+                    float s = xp[r][c];
+                    a0[r] += s * f0;
+                    a1[r] += s * f1;
+                }
+            }
+        }
+    for (int64_t r = 0; r < nq; r++) {
+        memcpy(yb + r * g->o, &a0[r], 64);
+        memcpy(yb + r * g->o + 16, &a1[r], 64);
+    }
+}
+
+#define PK_PIX 12   /* output pixels per block */
+#define PK_L2_FILTERS ((size_t)384 << 10)   /* packed filters up to this size: pixel-major units */
+
+/* Units [b, e): unit u is pixel block u % nblk of panel u / nblk (panel-major:
+** one panel stays in L2 while the pixels pass under it) or, when all the
+** filters fit in L2, panel u % np of block u / np (pixel-major: the input is
+** read once, not once per panel); a block is
+** PK_PIX consecutive output pixels of the flattened (n, oh, ow), across line
+** and image ends (small images, stride 2: no short blocks at each line's end). */
+PK_TARGET static void pk_units(void *arg, int64_t b, int64_t e) {
+    const pk_job *j = arg;
+    const ltf_conv_geom *g = j->g;
+    int64_t kk = g->kh * g->kw * g->c, pix = g->n * g->oh * g->ow, nblk = (pix + PK_PIX - 1) / PK_PIX;
+    for (int64_t u = b; u < e; u++) {
+        int64_t p = j->pixel_major ? u % j->np : u / nblk, q0 = (j->pixel_major ? u / j->np : u % nblk) * PK_PIX, nq = pix - q0 < PK_PIX ? pix - q0 : PK_PIX;
+        int64_t off[PK_PIX], ih0[PK_PIX], iw0[PK_PIX], nh[PK_PIX];
+        int inside = 1;
+        for (int64_t r = 0; r < nq; r++) {
+            int64_t q = q0 + r, n = q / (g->oh * g->ow), rem = q % (g->oh * g->ow);
+            int64_t oh = rem / g->ow, ow = rem % g->ow;
+            ih0[r] = oh * j->sh - j->pt;
+            iw0[r] = ow * j->sw - j->pl;
+            nh[r] = n * g->h;
+            inside &= ih0[r] >= 0 && ih0[r] + g->kh <= g->h && iw0[r] >= 0 && iw0[r] + g->kw <= g->w;
+            off[r] = ((nh[r] + ih0[r]) * g->w + iw0[r]) * g->c;
+        }
+        const float *fp = j->fp + p * kk * 32;
+        float *yb = j->y + q0 * g->o + p * 32;
+        if (!inside) {
+            pk_edge(j, ih0, iw0, nh, nq, fp, yb);
+            continue;
+        }
+        int64_t r = 0;
+        if (nq == PK_PIX) {
+            pk_12(g, j->x, off, fp, yb);
+            continue;
+        }
+        if (nq - r >= 8) { pk_8(g, j->x, off + r, fp, yb + r * g->o); r += 8; }
+        if (nq - r >= 4) { pk_4(g, j->x, off + r, fp, yb + r * g->o); r += 4; }
+        if (nq - r >= 2) { pk_2(g, j->x, off + r, fp, yb + r * g->o); r += 2; }
+        if (nq - r >= 1) pk_1(g, j->x, off + r, fp, yb + r * g->o);
+    }
+}
+
+/* The pool's ranges are threads, not units: each thread claims runs of
+** 'step' units from a shared counter until none is left, so a thread that
+** starts late (its core taken by another process) takes less, and no thread
+** waits for a half of the work that a late one holds. Every unit writes its
+** own outputs: the results do not depend on who ran what. */
+static void pk_claim(void *arg, int64_t b, int64_t e) {
+    pk_job *j = arg;
+    (void)b;
+    (void)e;
+    for (;;) {
+        int64_t u = __atomic_fetch_add(&j->next, j->step, __ATOMIC_RELAXED);
+        if (u >= j->total) return;
+        pk_units(j, u, j->total - u < j->step ? j->total : u + j->step);
+    }
+}
+
+static int pk_cpu(void) {
+    static int have = -1;
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
+        __builtin_cpu_init();
+        h = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && getenv("LTF_NO_AVX512") == NULL;
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+
+int ltf_cpu_conv_packed_ok(int64_t o) { return o > 0 && o % 32 == 0 && pk_cpu(); }
+
+ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, int64_t pt,
+                                   int64_t pl, const float *x, const float *f, float *y) {
+    int64_t kk = g->kh * g->kw * g->c, np = g->o / 32;
+    size_t nb = sizeof(float) * (size_t)(kk * g->o);
+    float *fp = malloc(nb + sizeof(float) * (size_t)g->c);   /* packed filters, then the zero row */
+    if (!fp) return ltf_fail_oom(ctx, "conv2d filter scratch", nb + sizeof(float) * (size_t)g->c);
+    memset(fp + kk * g->o, 0, sizeof(float) * (size_t)g->c);
+    for (int64_t q = 0; q < kk; q++)   /* f (kk, o) -> fp (np, kk, 32) */
+        for (int64_t p = 0; p < np; p++) memcpy(fp + (p * kk + q) * 32, f + q * g->o + p * 32, 32 * sizeof(float));
+    pk_job j = { g, x, fp, y, sh, sw, pt, pl, fp + kk * g->o, g->n * g->oh, np, nb <= PK_L2_FILTERS, 0, 0, 0 };
+    int64_t nblk = (g->n * g->oh * g->ow + PK_PIX - 1) / PK_PIX;
+    int64_t work = PK_PIX * 32 * kk, grain = LTF_CPU_GRAIN / (work > 0 ? work : 1);
+    int nth = ctx->pool.nthreads > 1 ? ctx->pool.nthreads : 1;
+    if (grain < 1) grain = 1;
+    j.total = nblk * np;
+    j.step = j.total / (16 * nth) > grain ? j.total / (16 * nth) : grain;   /* ~16 claims a thread */
+    if (nth == 1 || j.total < 2 * grain) pk_units(&j, 0, j.total);
+    else ltf_pool_for(&ctx->pool, nth, 1, pk_claim, &j);
+    free(fp);
+    return LTF_OK;
+}
+#else
+int ltf_cpu_conv_packed_ok(int64_t o) { (void)o; return 0; }
+ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, int64_t pt,
+                                   int64_t pl, const float *x, const float *f, float *y) {
+    (void)g; (void)sh; (void)sw; (void)pt; (void)pl; (void)x; (void)f; (void)y;
+    return ltf_fail(ctx, LTF_ERR_INTERNAL, "conv2d: the packed kernel is not built here");
+}
+#endif
+/* }==== */

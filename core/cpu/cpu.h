@@ -63,6 +63,13 @@ typedef struct ltf_conv_geom {
 LTF_INTERNAL int ltf_cpu_conv_direct_ok(int64_t c, int64_t o);
 LTF_INTERNAL void ltf_cpu_conv_direct_f32(ltf_ctx *ctx, const ltf_conv_geom *g, const float *x, const float *f,
                                           float *y);
+/* The packed forward kernel (AVX-512 machines; conv_direct.c): any stride
+** (sh, sw) without dilation, output channels in multiples of 32
+** (ltf_cpu_conv_packed_ok), padding (pt, pl) before: g's h and w are the
+** input's, taps outside it read zeros. */
+LTF_INTERNAL int ltf_cpu_conv_packed_ok(int64_t o);
+LTF_INTERNAL ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw,
+                                                int64_t pt, int64_t pl, const float *x, const float *f, float *y);
 /* df (kh, kw, c, o) = the filter gradient for output gradient dy. */
 LTF_INTERNAL ltf_status ltf_cpu_conv_direct_filter_f32(ltf_ctx *ctx, const ltf_conv_geom *g, const float *x,
                                                        const float *dy, float *df);

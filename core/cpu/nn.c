@@ -2,6 +2,9 @@
 ** cpu/nn.c: CPU kernels of the neural-network ops. Softmax and the
 ** cross-entropies work line by line along the class axis, in a numerically
 ** stable form (the line's maximum is subtracted before exp; sums in double).
+** float32 conv2d forward with output depths in multiples of 32, at any
+** stride without dilation, runs conv_direct.c's packed AVX-512 kernel on
+** machines that have AVX-512 (padding read as zeros in the kernel). Else
 ** float32 conv2d at stride 1 with output depths in multiples of 8 runs the
 ** direct kernels of conv_direct.c (forward, filter gradient, and the input
 ** gradient as a forward conv with flipped filters). Other convolutions lower
@@ -447,15 +450,39 @@ static int conv_direct(ltf_dtype dt, const win_plan *p) {
     return padded <= 4 * (p->n * p->h * p->w * p->c) + 65536;
 }
 
-/* The input as the direct path reads it: 'X' itself when the windows need
-** no padding, else a zero-padded copy (oh + kh - 1) x (ow + kw - 1) in
-** '*pad' (freed by the caller). NULL when out of memory. */
+/* The packed path (conv_direct.c, AVX-512 machines): float32 without
+** dilation, output channels in multiples of 32, any stride; over fewer than
+** 16 channels the padded copy at most 4x the input. LTF_CONV_PACKED=0 turns it off (benchmarks). */
+#define CONV_PACKED_COPY_C 16   /* fewer input channels: a padded copy, not the kernel's zero rows */
+static int conv_packed(ltf_dtype dt, const win_plan *p) {
+    static int off_env = -1;   /* read once; the race of two first calls is benign (both store the same) */
+    int off = __atomic_load_n(&off_env, __ATOMIC_RELAXED);
+    if (off < 0) {
+        const char *e = getenv("LTF_CONV_PACKED");
+        off = e && e[0] == '0';
+        __atomic_store_n(&off_env, off, __ATOMIC_RELAXED);
+    }
+    if (off || dt != LTF_DTYPE_FLOAT32 || p->dh != 1 || p->dw != 1 || !ltf_cpu_conv_packed_ok(p->o) || p->oh <= 0 ||
+        p->ow <= 0 || p->kh <= 0 || p->kw <= 0 || p->c <= 0)
+        return 0;
+    if (p->c >= CONV_PACKED_COPY_C) return 1;
+    int64_t hp = (p->oh - 1) * p->sh + p->kh, wp = (p->ow - 1) * p->sw + p->kw, padded;
+    if (__builtin_mul_overflow(hp, wp, &padded) || __builtin_mul_overflow(padded, p->n * p->c, &padded)) return 0;
+    return padded <= 4 * (p->n * p->h * p->w * p->c) + 65536;
+}
+
+/* The input as the direct and packed paths read it: 'X' itself when every
+** window lies inside it, else a zero-padded copy ((oh - 1) sh + kh) x
+** ((ow - 1) sw + kw) in '*pad' (freed by the caller). NULL when out of memory. */
 static const float *conv_direct_input(ltf_ctx *ctx, const win_plan *p, const char *X, float **pad,
                                       ltf_conv_geom *g) {
-    int64_t hp = p->oh + p->kh - 1, wp = p->ow + p->kw - 1;
-    *g = (ltf_conv_geom){ p->n, hp, wp, p->c, p->kh, p->kw, p->o, p->oh, p->ow };
+    int64_t hp = (p->oh - 1) * p->sh + p->kh, wp = (p->ow - 1) * p->sw + p->kw;
     *pad = NULL;
-    if (p->pt == 0 && p->pl == 0 && hp == p->h && wp == p->w) return (const float *)(const void *)X;
+    if (p->pt == 0 && p->pl == 0 && hp <= p->h && wp <= p->w) {   /* every window inside: X itself */
+        *g = (ltf_conv_geom){ p->n, p->h, p->w, p->c, p->kh, p->kw, p->o, p->oh, p->ow };
+        return (const float *)(const void *)X;
+    }
+    *g = (ltf_conv_geom){ p->n, hp, wp, p->c, p->kh, p->kw, p->o, p->oh, p->ow };
     size_t nb = sizeof(float) * (size_t)(p->n * hp * wp * p->c);
     float *b = malloc(nb ? nb : 1);
     if (!b) {
@@ -496,6 +523,23 @@ static ltf_status conv_forward(ltf_ctx *ctx, const char *op, ltf_dtype dt, const
     if (conv_is_gemm(p)) return ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, rows, p->o, k, 1.0, X, k, F, p->o, 0.0, Y, p->o);
     if (!ltf_cpu_blas_fits(rows, p->o, k))   /* let the GEMM's own check word the error */
         return ltf_cpu_blas_gemm(ctx, op, dt, 0, 0, rows, p->o, k, 1.0, X, k, F, p->o, 0.0, Y, p->o);
+    if (conv_packed(dt, p)) {
+        /* padding read as a zero row in the kernel; over a few channels
+        ** (resnet's stem) a padded copy costs less than the kernel's edge blocks */
+        float *pad = NULL;
+        ltf_conv_geom g = { p->n, p->h, p->w, p->c, p->kh, p->kw, p->o, p->oh, p->ow };
+        const float *x = (const float *)(const void *)X;
+        int64_t pt = p->pt, pl = p->pl;
+        if (p->c < CONV_PACKED_COPY_C) {
+            x = conv_direct_input(ctx, p, X, &pad, &g);
+            if (!x) return ctx->last_status;
+            pt = pl = 0;
+        }
+        ltf_status st = ltf_cpu_conv_packed_f32(ctx, &g, p->sh, p->sw, pt, pl, x, (const float *)(const void *)F,
+                                                (float *)(void *)Y);
+        free(pad);
+        return st;
+    }
     if (conv_direct(dt, p)) {
         float *pad;
         ltf_conv_geom g;

@@ -363,6 +363,37 @@ describe("tf.nn.conv2d", function()
     check({1, 5, 6, 5}, {3, 3, 5, 8}, 1, {1, 2, 0, 3}, nil, tf.float32)
     check({1, 3, 3, 2}, {3, 3, 2, 8}, 1, {2, 2, 2, 2}, nil, tf.float32)
   end)
+  it("works in float32 for output depths in multiples of 32 (the packed kernel on AVX-512 machines)", function()
+    local function check32(xd, fd, strides, padding, tol)
+      local X, F = random_flat(xd, 5), random_flat(fd, 7)
+      local st = type(strides) == "table" and strides or {strides, strides}
+      local expected, ed = ref_conv2d(X, xd, F, fd, st, padding)
+      local tfpad = padding
+      if type(padding) == "table" then tfpad = {{0, 0}, {padding[1], padding[2]}, {padding[3], padding[4]}, {0, 0}} end
+      local y = tf.nn.conv2d(tensor(X, xd, tf.float32), tensor(F, fd, tf.float32), strides, tfpad)
+      assert.shape(ed, y)
+      assert.tensor_near(nest(expected, ed), y, {atol = tol or 1e-5, rtol = tol or 1e-5})
+    end
+    -- 12-pixel blocks across line and image ends, tails of 8, 4, 2, 1 pixels
+    check32({2, 5, 3, 3}, {3, 3, 3, 32}, 1, "SAME")              -- 30 pixels: 12 + 12 + 4 + 2
+    check32({3, 3, 5, 2}, {2, 2, 2, 64}, 1, "VALID")             -- 24 pixels, 2 panels
+    check32({1, 5, 3, 1}, {1, 1, 1, 32}, 2, "VALID")             -- 1x1 stride 2 (windows skip the last row)
+    check32({1, 9, 9, 5}, {3, 3, 5, 32}, 1, "VALID")             -- 49 pixels: 4 blocks + 1
+    check32({2, 7, 8, 3}, {3, 3, 3, 64}, 2, "SAME")              -- stride 2, SAME (pad after only)
+    check32({1, 11, 10, 3}, {7, 7, 3, 32}, 2, {3, 3, 3, 3})      -- resnet's stem in small: 7x7/2, explicit pads
+    check32({1, 9, 9, 2}, {2, 2, 2, 32}, 3, "SAME")              -- stride 3
+    check32({1, 7, 9, 4}, {3, 2, 4, 32}, {2, 1}, "VALID")        -- unequal strides, a 3x2 window
+    check32({1, 5, 6, 5}, {3, 3, 5, 32}, 1, {1, 2, 0, 3})        -- unequal explicit pads
+    check32({1, 6, 5, 3}, {4, 4, 3, 32}, 1, "SAME")              -- even window, SAME
+    -- 16 channels and more: padding read as zeros inside the kernel (edge blocks), no padded copy
+    check32({2, 5, 7, 16}, {3, 3, 16, 32}, 1, "SAME")
+    check32({1, 9, 8, 20}, {3, 3, 20, 64}, 2, {1, 2, 0, 1})
+    check32({1, 4, 4, 32}, {5, 5, 32, 32}, 1, {2, 2, 2, 2})
+    check32({1, 3, 3, 16}, {3, 3, 16, 32}, 1, {3, 3, 3, 3})     -- outputs whose windows are all padding
+    check32({2, 14, 14, 16}, {3, 3, 16, 32}, 2, "SAME")         -- interior and edge blocks mixed
+    -- filters over 384 KiB packed (panel-major units): 3x3x96 -> 384
+    check32({2, 4, 5, 96}, {3, 3, 96, 384}, 1, "SAME", 1e-4)
+  end)
   it("matches the reference across im2col chunks", function()
     -- 90x90x64 input, 3x3 filters: more rows than one 16 MiB scratch chunk holds
     local xd, fd = {1, 90, 90, 64}, {3, 3, 64, 2}
