@@ -301,6 +301,26 @@ describe("GradientTape:jacobian", function()
     tape:jacobian(y, x)
     assert.tf_error("RuntimeError", "non-persistent", function() return tape:gradient(y, x) end)
   end)
+  it("refuses a target whose rows x elements pass 2^26 unless experimental_use_pfor = false", function()
+    -- 8193 rows over 8193 elements: 2^26 + 2 * 8192 + 1 output-gradient elements
+    local v = tf.Variable(0.5)
+    local x = tf.cast(tf.range(8193), tf.float32)
+    local tape = tf.GradientTape({persistent = true})
+    local y = tape:record(function() return x * v end)
+    assert.tf_error("ResourceExhaustedError", "GradientTape.jacobian: 8193 rows of output gradients over a target of "
+      .. "8193 elements (0.3 GiB vectorized, 8193 gradient passes row by row): pass {experimental_use_pfor = false}",
+      function() return tape:jacobian(y, v) end)
+    assert.tf_error("ResourceExhaustedError", "GradientTape.batch_jacobian: 8193 rows",
+      function() return tape:batch_jacobian(tf.reshape(y, {1, 8193}), tf.reshape(v, {1, 1})) end)
+    -- row by row it is computed: dy[i]/dv = x[i]
+    local y2 = tape:record(function() return x[{{1, 3}}] * v end)
+    assert.tensor_near({0, 1, 2}, tape:jacobian(y2, v, {experimental_use_pfor = false, parallel_iterations = 2}))
+    assert.tf_error("TypeError", "GradientTape.jacobian: experimental_use_pfor must be a boolean, got number",
+      function() return tape:jacobian(y2, v, {experimental_use_pfor = 1}) end)
+    assert.tf_error("TypeError", "GradientTape.jacobian: unknown option 'output_gradients' (accepted: "
+      .. "experimental_use_pfor, parallel_iterations, unconnected_gradients)",
+      function() return tape:jacobian(y2, v, {output_gradients = y2}) end)
+  end)
 end)
 
 describe("GradientTape:batch_jacobian", function()

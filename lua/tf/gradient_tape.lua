@@ -154,16 +154,25 @@ return function(tf)
   function core.internal.gradient_stop(source) return stops[source] end
 
   local GRAD_OPTIONS = {output_gradients = true, unconnected_gradients = true}
+  local JACOBIAN_OPTIONS = {unconnected_gradients = true, experimental_use_pfor = true, parallel_iterations = true}
 
-  local function parse_grad_opts(opts, what)
+  local function parse_grad_opts(opts, what, accepted)
     if opts ~= nil and type(opts) ~= "table" then
       raise("TypeError", ("%s: options must be a table, got %s"):format(what, type(opts)), 3)
     end
     opts = opts or {}
+    accepted = accepted or GRAD_OPTIONS
     for k in pairs(opts) do
-      if not GRAD_OPTIONS[k] then
-        raise("TypeError", ("%s: unknown option '%s' (accepted: output_gradients, unconnected_gradients)"):format(what, tostring(k)), 3)
+      if not accepted[k] then
+        local names = {}
+        for n in pairs(accepted) do names[#names + 1] = n end
+        table.sort(names)
+        raise("TypeError", ("%s: unknown option '%s' (accepted: %s)"):format(what, tostring(k), table.concat(names, ", ")), 3)
       end
+    end
+    local pf = opts.experimental_use_pfor
+    if pf ~= nil and type(pf) ~= "boolean" then
+      raise("TypeError", ("%s: experimental_use_pfor must be a boolean, got %s"):format(what, type(pf)), 3)
     end
     local uc = opts.unconnected_gradients or "none"
     if uc ~= "none" and uc ~= "zero" then
@@ -190,11 +199,28 @@ return function(tf)
     return restructure(sources, res)
   end
 
+  -- A Jacobian is computed row by row: one gradient pass over the whole
+  -- target per target element (per inner element for batch_jacobian), so
+  -- its cost grows as rows x target elements. TensorFlow's default
+  -- (experimental_use_pfor = true) vectorizes the rows and holds that many
+  -- output-gradient elements at once; past PFOR_LIMIT of them luatf refuses,
+  -- as TensorFlow runs out of memory there, and experimental_use_pfor =
+  -- false computes it anyway (TensorFlow's while_loop form: slow, bounded
+  -- memory).
+  local PFOR_LIMIT = 1 << 26
+  local function check_rows(what, opts, rows, total, dtype)
+    if opts.experimental_use_pfor == false or rows * total <= PFOR_LIMIT then return end
+    local bytes = rows * total * (dtype.size or 4)
+    raise("ResourceExhaustedError", ("%s: %d rows of output gradients over a target of %d elements (%.1f GiB "
+      .. "vectorized, %d gradient passes row by row): pass {experimental_use_pfor = false} to compute it row by row")
+      :format(what, rows, total, bytes / (1 << 30), rows), 3)
+  end
+
   --- Jacobian of `target` with respect to `sources`: shape target.shape ..
   -- source.shape per source (nil when unconnected, unless "zero").
   function GradientTape:jacobian(target, sources, opts)
     local flags
-    opts, flags = parse_grad_opts(opts, "GradientTape.jacobian")
+    opts, flags = parse_grad_opts(opts, "GradientTape.jacobian", JACOBIAN_OPTIONS)
     target = check_target(target, "GradientTape.jacobian", "target")
     if sources == nil then raise("ValueError", "GradientTape.jacobian: sources is nil", 2) end
     local flat, handles = source_list(sources)
@@ -212,6 +238,7 @@ return function(tf)
       end
       return restructure(sources, out)
     end
+    check_rows("GradientTape.jacobian", opts, n, n, target.dtype)
     local rows = {}
     for j = 1, #flat do rows[j] = {} end
     for i = 1, n do
@@ -239,7 +266,7 @@ return function(tf)
   -- [b, target dims..., source dims...] (examples are independent).
   function GradientTape:batch_jacobian(target, source, opts)
     local flags
-    opts, flags = parse_grad_opts(opts, "GradientTape.batch_jacobian")
+    opts, flags = parse_grad_opts(opts, "GradientTape.batch_jacobian", JACOBIAN_OPTIONS)
     target = check_target(target, "GradientTape.batch_jacobian", "target")
     source = check_target(source, "GradientTape.batch_jacobian", "source")
     local tdims, sdims = target:_dims(), source:_dims()
@@ -256,6 +283,7 @@ return function(tf)
       core.tape_mark_used(self._tape)
       return tf.zeros(dims, source.dtype)
     end
+    check_rows("GradientTape.batch_jacobian", opts, inner, b * inner, target.dtype)
     local cols = {}
     for j = 1, inner do
       local og = tf.reshape(tf.tile(tf.reshape(tf.one_hot(tf.constant({j}), inner, {dtype = target.dtype}), {1, inner}), {b, 1}), tdims)
