@@ -205,7 +205,7 @@ describe("examples", function()
       pending("the 2-worker runs are skipped: " .. why)
       return
     end
-    local mpirun = "mpirun --allow-run-as-root --oversubscribe -np 2 -x LTF_NUM_THREADS=1 -x CNN_EPOCHS=1 " ..
+    local mpirun = mpi.env() .. "mpirun --allow-run-as-root --oversubscribe -np 2 -x LTF_NUM_THREADS=1 -x CNN_EPOCHS=1 " ..
       "-x CNN_TRAIN=1000 -x CKPT_DIR -x LUA_PATH_5_4 -x LUA_CPATH_5_4 "
     local dir = mpi.tmpdir()
     out, ok = run("examples/distributed_mnist.lua", "CKPT_DIR=" .. dir .. " " .. mpirun)

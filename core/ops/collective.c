@@ -100,7 +100,11 @@ static ltf_status infer_gather_scatter(ltf_ctx *ctx, const ltf_op_def *def, ltf_
             return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
                             "%s: argument 1's first dimension (%lld) must divide evenly by the group size %lld",
                             def->name, (long long)d, (long long)n);
-        out->dims[0] = scatter ? d / n : d * n;
+        if (!scatter && __builtin_mul_overflow(d, n, &out->dims[0]))
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT,
+                            "%s: argument 1's first dimension (%lld) times the group size %lld overflows int64",
+                            def->name, (long long)d, (long long)n);
+        if (scatter) out->dims[0] = d / n;
     }
     *nout = 1;
     return LTF_OK;

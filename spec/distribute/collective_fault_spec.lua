@@ -13,7 +13,7 @@ end
 
 local function run(mode, extra, env)
   local dir = support.tmpdir()
-  local cmd = ((env or "") .. " LUA_PATH_5_4=%s LUA_CPATH_5_4=%s FAULT_DIR=%s FAULT_MODE=%s LTF_MPI_TIMEOUT=60 timeout 120 mpirun --allow-run-as-root --oversubscribe %s " ..
+  local cmd = (require("distribute.mpi_support").env() .. (env or "") .. " LUA_PATH_5_4=%s LUA_CPATH_5_4=%s FAULT_DIR=%s FAULT_MODE=%s LTF_MPI_TIMEOUT=60 timeout 120 mpirun --allow-run-as-root --oversubscribe %s " ..
                "-np 3 lua5.4 spec/distribute/fault_worker.lua 2>&1"):format(support.shell_quote(package.path),
     support.shell_quote(package.cpath), support.shell_quote(dir), mode, extra)
   local t0 = os.time()

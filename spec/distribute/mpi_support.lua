@@ -29,6 +29,21 @@ function M.unavailable()
   return nil
 end
 
+--- Environment for an mpirun started by a spec: under the sanitizer run
+-- (scripts/sanitize.sh preloads ASan into lua5.4, and mpirun and its ranks
+-- inherit it) leak detection is off for the job: OpenMPI leaves its own
+-- allocations at exit, in components it has unloaded by then, so their
+-- stacks end in "<unknown module>" and no suppression can name them. The
+-- ranks are still checked for memory errors; luatf's collective code is
+-- leak-checked by the one-process specs and ctest test_collective.
+function M.env()
+  if (os.getenv("LD_PRELOAD") or ""):find("asan", 1, true) then
+    local a = os.getenv("ASAN_OPTIONS") or ""
+    return "ASAN_OPTIONS='" .. (a ~= "" and a .. ":" or "") .. "detect_leaks=0' "
+  end
+  return ""
+end
+
 --- Run 'script' (with its arguments) in 'np' processes; returns ok and
 -- the combined output. A job that runs past 'limit' seconds is killed.
 function M.run(np, script, args, limit)
@@ -37,7 +52,7 @@ function M.run(np, script, args, limit)
   for _, k in ipairs({"LUA_PATH_5_4", "LUA_CPATH_5_4", "LUA_PATH", "LUA_CPATH"}) do
     if os.getenv(k) then env[#env + 1] = "-x " .. k end
   end
-  local cmd = ("timeout %d mpirun --allow-run-as-root --oversubscribe -np %d %s lua5.4 %s %s 2>&1"):format(
+  local cmd = (M.env() .. "timeout %d mpirun --allow-run-as-root --oversubscribe -np %d %s lua5.4 %s %s 2>&1"):format(
     limit or 300, np, table.concat(env, " "), script, table.concat(args or {}, " "))
   local p = io.popen(cmd)
   local out = p:read("a")
