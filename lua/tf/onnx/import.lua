@@ -665,17 +665,18 @@ def("Gather", {axis = any}, function(cx, node, ins)
   end
   return {tf.gather(x, gather_index(idx, n), {axis = a})}
 end)
-def("GatherElements", {axis = any}, function(_, node, ins)
-  local x, idx = ins[1], ins[2]
+-- GatherElements/ScatterElements: the full 1-based coordinates of each
+-- element of `idx` into `x` (the index along the node's axis, the position
+-- elsewhere), stacked on a last axis for gather_nd / tensor_scatter_nd_*
+local function element_coords(op, node, x, idx)
   local r = rank_of(x)
   local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 0, r)
   local dx, di = dims_of(x), dims_of(idx)
   if not all_known(di) or not all_known(dx) then
-    raise("UnimplementedError", "onnx: GatherElements needs known shapes")
+    raise("UnimplementedError", "onnx: " .. op .. " needs known shapes")
   end
   idx = tf.cast(idx, tf.int64)
   idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + dx[a], idx)
-  -- full coordinates: the index along `a`, the position elsewhere
   local coords = {}
   for k = 1, r do
     if k == a then coords[k] = idx + 1
@@ -683,10 +684,13 @@ def("GatherElements", {axis = any}, function(_, node, ins)
       local shp = {}
       for j = 1, r do shp[j] = 1 end
       shp[k] = di[k]
-      coords[k] = tf.broadcast_to(tf.reshape(tf.range(1, di[k] + 1, 1, tf.int64), shp), di)
+      coords[k] = tf.broadcast_to(tf.reshape(tf.range(1, di[k] + 1, 1, tf.int64), shp), {unpack(di, 1, r)})
     end
   end
-  return {tf.gather_nd(x, tf.stack(coords, r + 1))}
+  return tf.stack(coords, r + 1)
+end
+def("GatherElements", {axis = any}, function(_, node, ins)
+  return {tf.gather_nd(ins[1], element_coords("GatherElements", node, ins[1], ins[2]))}
 end)
 def("GatherND", {batch_dims = zero_only}, function(_, _, ins)
   local x, idx = ins[1], ins[2]
@@ -717,26 +721,9 @@ def("ScatterND", {reduction = one_of("none", "add")}, function(_, node, ins)
   return {f(ins[1], nd_index(ins[2], ins[1]), ins[3])}
 end)
 def("ScatterElements", {axis = any, reduction = one_of("none", "add")}, function(_, node, ins)
-  local x, idx, upd = ins[1], ins[2], ins[3]
-  local r = rank_of(x)
-  local a = norm_axis(node.attrs.axis and node.attrs.axis.value or 0, r)
-  local di, dx = dims_of(idx), dims_of(x)
-  if not all_known(di) or not all_known(dx) then raise("UnimplementedError", "onnx: ScatterElements needs known shapes") end
-  idx = tf.cast(idx, tf.int64)
-  idx = tf.where(tf.less(idx, tf.zeros_like(idx)), idx + dx[a], idx)
-  local coords = {}
-  for k = 1, r do
-    if k == a then coords[k] = idx + 1
-    else
-      local shp = {}
-      for j = 1, r do shp[j] = 1 end
-      shp[k] = di[k]
-      coords[k] = tf.broadcast_to(tf.reshape(tf.range(1, di[k] + 1, 1, tf.int64), shp), {unpack(di, 1, r)})
-    end
-  end
   local red = node.attrs.reduction and node.attrs.reduction.value or "none"
   local f = red == "add" and tf.tensor_scatter_nd_add or tf.tensor_scatter_nd_update
-  return {f(x, tf.stack(coords, r + 1), upd)}
+  return {f(ins[1], element_coords("ScatterElements", node, ins[1], ins[2]), ins[3])}
 end)
 OPS.Scatter = OPS.ScatterElements   -- its opset 9-10 name
 -- Loop: tf.while_loop over (iteration, condition, carried values, one
