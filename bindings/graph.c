@@ -475,6 +475,33 @@ static int gr_while(lua_State *L) {
     return push_outs(L, outs, got);
 }
 
+/* core.custom_gradient(grad_graph, xs, has_grad, ys, captured) -> outputs...
+** (tf.custom_gradient while tracing: the gradient function traced into
+** grad_graph; has_grad[k]: whether it returns a gradient for xs[k]) */
+static int gr_custom_gradient(lua_State *L) {
+    graph_box *g = checkgraph(L, 1);
+    luaL_checkstack(L, CF_MAX + 8, "custom_gradient");
+    ltf_tensor **in = lua_newuserdatauv(L, sizeof(ltf_tensor *) * 3 * CF_MAX, 0);
+    int nx = tensor_list(L, 2, "custom_gradient", "inputs", in, 0, CF_MAX);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    int *has = lua_newuserdatauv(L, sizeof(int) * (size_t)(nx + 1), 0);
+    for (int k = 0; k < nx; k++) {
+        lua_geti(L, 3, k + 1);
+        has[k] = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    int ny = tensor_list(L, 4, "custom_gradient", "outputs", in, nx, 2 * CF_MAX);
+    int nc = tensor_list(L, 5, "custom_gradient", "captures", in, nx + ny, 3 * CF_MAX);
+    ltf_tensor **outs = lua_newuserdatauv(L, sizeof(ltf_tensor *) * (size_t)(ny + 1), 0);
+    ltfL_state *s = ltfL_S(L);
+    lua_State *saved = s->L;
+    s->L = L;
+    ltf_status st = ltf_custom_gradient(s->ctx, g->g, in, nx, has, in + nx, ny, in + nx + ny, nc, outs);
+    s->L = saved;
+    if (st != LTF_OK) return ltfL_raisectx(L, st);
+    return push_outs(L, outs, ny);
+}
+
 /* core.graph_lift(t) -> the concrete value of symbolic 't', computed now
 ** (tf.Variable initial values made inside a trace) */
 static int gr_lift(lua_State *L) {
@@ -581,6 +608,7 @@ static const luaL_Reg graph_fns[] = {
     {"graph_captured", gr_captured},
     {"graph_consts", gr_consts},
     {"cond", gr_cond},
+    {"custom_gradient", gr_custom_gradient},
     {"while_loop", gr_while},
     {"graph_lift", gr_lift},
     {"same_data", gr_same_data},

@@ -608,7 +608,7 @@ ltf_status ltf_device_op_run(ltf_ctx *ctx, const ltf_op_def *def, ltf_op_id op, 
     ** assigns copy into the variable's device, cond/while run functions
     ** whose ops are placed one by one */
     if (op == LTF_OP_READ_VARIABLE || op == LTF_OP_ASSIGN_VARIABLE || op == LTF_OP_ASSIGN_ADD_VARIABLE ||
-        op == LTF_OP_ASSIGN_SUB_VARIABLE || op == LTF_OP_COND || op == LTF_OP_WHILE) {
+        op == LTF_OP_ASSIGN_SUB_VARIABLE || op == LTF_OP_COND || op == LTF_OP_WHILE || op == LTF_OP_CUSTOM_GRADIENT) {
         st = run_kernel(ctx, def, op, def->kernel[LTF_DEVICE_CPU], in, nin, a, types, n, out, LTF_DEVICE_CPU, 0,
                         host_alloc);
         goto record;

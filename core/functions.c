@@ -90,6 +90,10 @@ void ltf_fn_unuse(ltf_ctx *ctx, int64_t id) {
 }
 
 int ltf_fn_ids(ltf_op_id op, const ltf_attrs *a, int64_t *ids) {
+    if (a && op == LTF_OP_CUSTOM_GRADIENT) {
+        ids[0] = a->i[0];
+        return 1;
+    }
     if (!a || (op != LTF_OP_COND && op != LTF_OP_WHILE)) return 0;
     ids[0] = a->i[0];
     ids[1] = a->i[1];
@@ -99,6 +103,7 @@ int ltf_fn_ids(ltf_op_id op, const ltf_attrs *a, int64_t *ids) {
 int ltf_op_node_stateful(ltf_ctx *ctx, ltf_op_id op, const ltf_attrs *a) {
     const ltf_op_def *def = ltf_op_get(op);
     if (def && (def->flags & LTF_OP_STATEFUL)) return 1;
+    if (op == LTF_OP_CUSTOM_GRADIENT) return 0;   /* its function runs only for a gradient */
     int64_t ids[2];
     int n = ltf_fn_ids(op, a, ids);
     struct ltf_fn_table *t = ctx->fns;
@@ -184,6 +189,41 @@ ltf_status ltf_while(ltf_ctx *ctx, ltf_graph *cond_fn, ltf_graph *body_fn, ltf_t
     a.nints = 1;
     a.ints[0] = maximum_iterations < 0 ? -1 : maximum_iterations;
     ltf_status st = run_with(ctx, LTF_OP_WHILE, cond_fn, body_fn, in, (int)total, &a, out, maxout, nout);
+    free(in);
+    return st;
+}
+ltf_status ltf_custom_gradient(ltf_ctx *ctx, ltf_graph *grad_fn, ltf_tensor *const *x, int nx, const int *has_grad,
+                               ltf_tensor *const *y, int ny, ltf_tensor *const *captured, int ncaptured,
+                               ltf_tensor **out) {
+    if (!grad_fn || nx < 0 || ny < 0 || ncaptured < 0 || (nx && (!x || !has_grad)) || (ny && (!y || !out)) ||
+        (ncaptured && !captured))
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "custom_gradient: missing or invalid arguments");
+    if (nx > LTF_ATTR_LIST_MAX * 64)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "custom_gradient: %d arguments (tensors and variables read), "
+                        "at most %d", nx, LTF_ATTR_LIST_MAX * 64);
+    if (ny > INT32_MAX / 4 || ncaptured > INT32_MAX / 4)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "custom_gradient: too many values");
+    size_t total = (size_t)nx + (size_t)ny + (size_t)ncaptured;
+    ltf_tensor **in = malloc(sizeof *in * (total + 1));
+    if (!in) return ltf_fail_oom(ctx, "custom_gradient", 0);
+    if (nx) memcpy(in, x, sizeof *in * (size_t)nx);
+    if (ny) memcpy(in + nx, y, sizeof *in * (size_t)ny);
+    if (ncaptured) memcpy(in + nx + ny, captured, sizeof *in * (size_t)ncaptured);
+    ltf_attrs a;
+    ltf_attrs_init(&a);
+    a.i[1] = nx;
+    a.i[2] = ny;
+    a.nints = (nx + 63) / 64;
+    for (int k = 0; k < a.nints; k++) a.ints[k] = 0;
+    for (int k = 0; k < nx; k++)
+        if (has_grad[k]) a.ints[k / 64] = (int64_t)((uint64_t)a.ints[k / 64] | (1ull << (k % 64)));
+    int id = ltf_fn_add(ctx, grad_fn), n = 0;
+    ltf_status st = ctx->last_status;
+    if (id) {
+        a.i[0] = id;
+        st = ltf_op_run(ctx, LTF_OP_CUSTOM_GRADIENT, in, (int)total, &a, out, ny, &n);
+    }
+    ltf_fn_unuse(ctx, id);    /* a graph node keeps its own use */
     free(in);
     return st;
 }

@@ -22,7 +22,7 @@ LTF_INTERNAL ltf_graph *ltf_fn_get(ltf_ctx *ctx, int64_t id, const char *op);
 LTF_INTERNAL void ltf_fn_use(ltf_ctx *ctx, int64_t id);
 LTF_INTERNAL void ltf_fn_unuse(ltf_ctx *ctx, int64_t id);
 
-/* The function ids an op's attributes name (control-flow ops): up to 2. */
+/* The function ids an op's attributes name (control-flow ops, custom_gradient): up to 2. */
 LTF_INTERNAL int ltf_fn_ids(ltf_op_id op, const ltf_attrs *a, int64_t *ids);
 /* Whether a node of 'op' with attributes 'a' has effects: a stateful op,
 ** or a control-flow op one of whose functions has a live stateful node. */

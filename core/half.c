@@ -31,7 +31,8 @@ int ltf_half_cpu_native(ltf_op_id op) {
     /* variables (assign_add/sub run the add/sub op, which is staged itself),
     ** control flow (runs functions whose ops are staged one by one), tensor arrays */
     case LTF_OP_READ_VARIABLE: case LTF_OP_ASSIGN_VARIABLE: case LTF_OP_ASSIGN_ADD_VARIABLE:
-    case LTF_OP_ASSIGN_SUB_VARIABLE: case LTF_OP_COND: case LTF_OP_WHILE: case LTF_OP_TENSOR_ARRAY_WRITE:
+    case LTF_OP_ASSIGN_SUB_VARIABLE: case LTF_OP_COND: case LTF_OP_WHILE: case LTF_OP_CUSTOM_GRADIENT:
+    case LTF_OP_TENSOR_ARRAY_WRITE:
     case LTF_OP_TENSOR_ARRAY_UNWRITE: case LTF_OP_TENSOR_ARRAY_READ:
     case LTF_OP_RANDOM_SHUFFLE:
         return 1;

@@ -785,7 +785,7 @@ static ltf_status read_graph(load_state *L, rd *r, int gi) {
                 a->s[LTF_ATTR_STR_MAX - 1] = '\0';
             }
             nd->nfn = (int)get_u8(r);
-            int want = nd->op == LTF_OP_COND || nd->op == LTF_OP_WHILE ? 2 : 0;
+            int want = nd->op == LTF_OP_COND || nd->op == LTF_OP_WHILE ? 2 : nd->op == LTF_OP_CUSTOM_GRADIENT ? 1 : 0;
             if (nd->nfn != want) return corrupt(ctx, L->what, r, "a control-flow node's functions");
             for (int k = 0; k < nd->nfn; k++) {
                 uint32_t f = get_u32(r);
@@ -871,10 +871,10 @@ static ltf_status build_graph(load_state *L, int gi, int depth, ltf_graph **out)
         }
         if (st != LTF_OK) break;
         int nout = 0;
-        if (nd->nfn == 2) {
+        if (nd->nfn > 0) {
             ltf_graph *f[2] = {NULL, NULL};
             int64_t id[2] = {0, 0};
-            for (int k = 0; k < 2 && st == LTF_OK; k++) {
+            for (int k = 0; k < nd->nfn && st == LTF_OK; k++) {
                 st = build_graph(L, nd->fn[k], depth + 1, &f[k]);
                 if (st == LTF_OK) {
                     id[k] = ltf_fn_add(ctx, f[k]);
@@ -884,7 +884,7 @@ static ltf_status build_graph(load_state *L, int gi, int depth, ltf_graph **out)
             if (st == LTF_OK) {
                 ltf_attrs a = nd->attrs;
                 a.i[0] = id[0];
-                a.i[1] = id[1];
+                if (nd->nfn == 2) a.i[1] = id[1];
                 st = ltf_op_run(ctx, nd->op, ins, nd->nin, &a, vals[i], maxout, &nout);
             }
             for (int k = 0; k < 2; k++) {

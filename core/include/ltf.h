@@ -554,6 +554,16 @@ LTF_API ltf_tensor *ltf_graph_captured(const ltf_graph *g, int k);
 /* Function 'k' of node 'i' (cond: 0 then, 1 else; while: 0 cond, 1 body),
 ** lent; NULL when the node runs no function. */
 LTF_API ltf_graph  *ltf_graph_node_function(const ltf_graph *g, int i, int k);
+/* tf.custom_gradient while tracing: outputs out[0..ny) are y, and their
+** gradient is grad_fn's. grad_fn's placeholders are one dy per y (typed as
+** y), then its captures ('captured', from ltf_graph_captured); it returns
+** one gradient for each x[k] with has_grad[k] != 0, in order (x: the
+** function's tensor arguments and the handles of variables it read, at
+** most 2048). The node and its function are kept in graphs and SavedModels;
+** eagerly, out are views of y. */
+LTF_API ltf_status  ltf_custom_gradient(ltf_ctx *ctx, ltf_graph *grad_fn, ltf_tensor *const *x, int nx,
+                                        const int *has_grad, ltf_tensor *const *y, int ny,
+                                        ltf_tensor *const *captured, int ncaptured, ltf_tensor **out);
 /* 'then_in'/'else_in': each function's inputs (placeholders, then captures). */
 LTF_API ltf_status  ltf_cond(ltf_ctx *ctx, ltf_tensor *pred, ltf_graph *then_fn, ltf_tensor *const *then_in,
                              int nthen, ltf_graph *else_fn, ltf_tensor *const *else_in, int nelse,

@@ -963,6 +963,121 @@ LTF_INTERNAL const ltf_op_def ltf_opdef_while = {
     "while", 0, -1, CF_FLAGS, 0, infer_while, { [LTF_DEVICE_CPU] = kernel_while }, grad_while };
 /* }==== */
 
+/* {==== custom_gradient: tf.custom_gradient inside a trace
+** Inputs: x (i[1] of them: the function's tensor arguments and the handles
+** of the variables it read), y (one per output: what the function
+** computed), then the gradient function's captured values. Outputs: y
+** again, as views (new tensors: a tape maps each output's gradient to the
+** output, not to the y the forward ops made, so no gradient flows through
+** those ops). i[0] names the gradient function: placeholders dy (one per
+** output, typed as y), then its captures; it returns one gradient per x
+** whose bit is set in 'ints' (bit k of ints[k / 64]; the others get none,
+** a gradient function's nil). Kept in graphs and SavedModels like cond's
+** functions, so the gradient needs no host code. */
+static int cg_has(const ltf_attrs *a, int64_t k) {
+    return k / 64 < a->nints && ((uint64_t)a->ints[k / 64] >> (k % 64)) & 1u;
+}
+
+static ltf_status cg_parts(CF_ARGS, int nout, ltf_graph **g, int *nx, int *nc, int *ng) {
+    if (!(*g = fn_of(ctx, def, a->i[0]))) return ctx->last_status;
+    int64_t x = a->i[1];
+    if (x < 0 || x > nin || a->nints < 0 || x > (int64_t)a->nints * 64 || (x + 63) / 64 < a->nints)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: %lld arguments for %d inputs and a mask of %d words",
+                        def->name, (long long)x, nin, a->nints);
+    *nx = (int)x;
+    *nc = nin - *nx - nout;
+    if (*nc < 0 || (*g)->ninputs != nout + *nc)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: %d inputs for %d arguments and %d outputs; the gradient "
+                        "function takes %d values (output gradients, then captures)", def->name, nin, *nx, nout,
+                        (*g)->ninputs);
+    *ng = 0;
+    for (int k = 0; k < *nx; k++) *ng += cg_has(a, k);
+    if ((*g)->noutputs != *ng)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: the gradient function returns %d values for %d arguments "
+                        "with a gradient", def->name, (*g)->noutputs, *ng);
+    return LTF_OK;
+}
+
+static ltf_status infer_custom_gradient(CF_ARGS, ltf_type *out, int maxout, int *nout) {
+    *nout = 0;
+    if (a->i[2] < 0 || a->i[2] > nin || a->i[2] > maxout)
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: %lld outputs for %d inputs", def->name,
+                        (long long)a->i[2], nin);
+    int ny = (int)a->i[2], nx, nc, ng;
+    ltf_graph *g;
+    ltf_status st = cg_parts(ctx, def, in, nin, a, ny, &g, &nx, &nc, &ng);
+    if (st != LTF_OK) return st;
+    for (int j = 0; j < ny; j++) {
+        if (in[nx + j]->dtype == LTF_DTYPE_RESOURCE)
+            return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: output %d is a variable handle", def->name, j + 1);
+        if ((st = check_fits(ctx, def->name, "output gradient", j, fn_in_type(g, j), in[nx + j])) != LTF_OK) return st;
+        ltf_type_of(in[nx + j], &out[j]);
+    }
+    for (int c = 0; c < nc; c++)
+        if ((st = check_fits(ctx, def->name, "capture", c, fn_in_type(g, ny + c), in[nx + ny + c])) != LTF_OK)
+            return st;
+    for (int k = 0, o = 0; k < nx; k++) {
+        if (!cg_has(a, k)) continue;
+        ltf_type want;
+        if (!grad_type_of(in[k], &want)) {
+            if (in[k]->dtype == LTF_DTYPE_RESOURCE) { o++; continue; }   /* a handle inside a trace: checked when read */
+            return ltf_fail(ctx, LTF_ERR_TYPE, "%s: argument %d is %s, which takes no gradient", def->name, k + 1,
+                            ltf_dtype_name(in[k]->dtype));
+        }
+        const ltf_type *got = fn_out_type(g, o++);
+        if (got->dtype != want.dtype)
+            return ltf_fail(ctx, LTF_ERR_TYPE, "%s: the gradient for argument %d is %s, the argument is %s", def->name,
+                            k + 1, ltf_dtype_name(got->dtype), ltf_dtype_name(want.dtype));
+    }
+    *nout = ny;
+    return LTF_OK;
+}
+
+static ltf_status kernel_custom_gradient(CF_ARGS, ltf_tensor **out, int nout) {
+    (void)def;
+    int nx = (int)a->i[1];
+    for (int j = 0; j < nout; j++) {
+        ltf_tensor *y = in[nx + j];
+        if (!(out[j] = ltf_tensor_view(ctx, y, y->rank, y->dims))) {
+            release_all(out, j);
+            return ctx->last_status;
+        }
+    }
+    (void)nin;
+    return LTF_OK;
+}
+
+static ltf_status grad_custom_gradient(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
+                                       const ltf_attrs *a, ltf_tensor *const *out, int nout,
+                                       ltf_tensor *const *dout, ltf_tensor **din) {
+    int nx, nc, ng;
+    ltf_graph *g;
+    ltf_status st = cg_parts(ctx, def, in, nin, a, nout, &g, &nx, &nc, &ng);
+    if (st != LTF_OK) return st;
+    ltf_tensor **args = calloc((size_t)(nout + nc + ng) + 1, sizeof *args), **res = args + nout + nc;
+    if (!args) return ltf_fail_oom(ctx, "custom_gradient", 0);
+    for (int j = 0; j < nout && st == LTF_OK; j++)
+        if (!(args[j] = grad_or_zeros(ctx, dout[j], out[j]))) st = ctx->last_status;
+    for (int c = 0; c < nc && st == LTF_OK; c++) args[nout + c] = ltf_tensor_retain(in[nx + nout + c]);
+    int got = 0;
+    /* inlined into a trace in progress; op by op on recording tapes
+    ** (gradients of gradients); else its plan */
+    if (st == LTF_OK) st = ltf_graph_run(ctx, g, args, nout + nc, res, ng, &got);
+    for (int k = 0, o = 0; k < nx && st == LTF_OK; k++)
+        if (cg_has(a, k)) {
+            din[k] = res[o];
+            res[o++] = NULL;
+        }
+    release_all(args, nout + nc + ng);
+    free(args);
+    return st;
+}
+
+LTF_INTERNAL const ltf_op_def ltf_opdef_custom_gradient = {
+    "custom_gradient", 0, -1, CF_FLAGS, 0, infer_custom_gradient, { [LTF_DEVICE_CPU] = kernel_custom_gradient },
+    grad_custom_gradient };
+/* }==== */
+
 /* {==== write_summary (tf.summary; core/summary.c writes the event) */
 static ltf_status infer_write_summary(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor *const *in, int nin,
                                       const ltf_attrs *a, ltf_type *out, int maxout, int *nout) {

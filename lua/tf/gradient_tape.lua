@@ -301,10 +301,70 @@ return function(tf)
   -- {==== tf.custom_gradient
   local read_logs = tf.Variable.read_logs
 
+  -- The gradients grad_fn gives for output gradients 'dys' (packed, no
+  -- nils): one per entry of 'inputs' (the tensor arguments, then the
+  -- handles of the variables read), nil where it gives none.
+  local function call_grad(grad_fn, dys, inputs, ninputs, vars)
+    local grads = {}
+    if #vars > 0 then
+      dys[dys.n + 1] = {variables = vars}
+      local gin, gvars = grad_fn(table.unpack(dys, 1, dys.n + 1))
+      if tf.is_tensor(gin) then gin = {gin} end
+      for i = 1, ninputs do grads[i] = gin and gin[i] end
+      for i = 1, #vars do grads[ninputs + i] = gvars and gvars[i] end
+    else
+      local g = table.pack(grad_fn(table.unpack(dys, 1, dys.n)))
+      if g.n == 1 and type(g[1]) == "table" and not tf.is_tensor(g[1]) then g = g[1] end
+      for i = 1, ninputs do grads[i] = g[i] end
+    end
+    for i = 1, #inputs do   -- nil is "no gradient"; anything else must be a tensor
+      local gi = grads[i]
+      if gi ~= nil and not tf.is_tensor(gi) then
+        if type(gi) ~= "number" then
+          raise("TypeError", ("custom_gradient: the gradient function returned a %s for input %d; expected a "
+            .. "tensor or nil"):format(type(gi), i))
+        end
+        grads[i] = tf.constant(gi, i > ninputs and vars[i - ninputs].dtype or inputs[i].dtype)
+      end
+    end
+    return grads
+  end
+
+  -- While a tf.fn traces: grad_fn is traced now into a function graph (its
+  -- placeholders the output gradients; symbolic tensors of the trace it
+  -- uses are captured) and one custom_gradient node carries it, so the
+  -- graph's gradient (a tape around the call, or a SavedModel loaded
+  -- later) uses it with no Lua closure. Returns the node's outputs.
+  local function traced_custom(grad_fn, inputs, ninputs, vars, outputs)
+    local G = core.graph_begin("custom_gradient", true)
+    local ok, res = pcall(function()
+      local dys = {n = #outputs}
+      for i, o in ipairs(outputs) do dys[i] = core.graph_placeholder(G, o.dtype, o:_dims(), "dy") end
+      local grads = call_grad(grad_fn, dys, inputs, ninputs, vars)
+      local outs, has = {}, {}
+      for i = 1, #inputs do
+        has[i] = grads[i] ~= nil
+        if has[i] then outs[#outs + 1] = grads[i] end
+      end
+      return {outs = outs, has = has}
+    end)
+    local err = not ok and res
+    if ok then
+      local ended, e = pcall(core.graph_end, G, res.outs)
+      if not ended then err = e end
+    end
+    if err then
+      core.graph_abort(G)
+      error(err, 0)
+    end
+    return table.pack(core.internal.custom_gradient(G, inputs, res.has, outputs, core.graph_captured(G)))
+  end
+
   --- tf.custom_gradient(f): f(...) returns y and grad_fn. grad_fn(dy...)
   -- returns the input gradients (one value per tensor argument, or a table);
   -- when f read variables, grad_fn(dy..., {variables = vars}) returns
   -- (input gradients, table of variable gradients), as TensorFlow's.
+  -- Eagerly the tapes keep grad_fn; inside tf.fn it is traced into the graph.
   function tf.custom_gradient(f)
     check_fn(f, "custom_gradient", "f")
     return function(...)
@@ -332,34 +392,21 @@ return function(tf)
       table.sort(vars, function(a, b) return select(5, core.variable_info(a._handle)) < select(5, core.variable_info(b._handle)) end)
       for _, v in ipairs(vars) do inputs[#inputs + 1] = v._handle end
       local outputs = tf.is_tensor(y) and {y} or y
+      local traced = false
+      for _, o in ipairs(outputs) do
+        if tf.is_tensor(o) and o:is_symbolic() then traced = true end
+      end
+      if traced then
+        local outs = traced_custom(grad_fn, inputs, ninputs, vars, outputs)
+        if tf.is_tensor(y) then return outs[1] end
+        return {table.unpack(outs, 1, outs.n)}
+      end
       core.record_custom(inputs, outputs, function(...)
         local dys = table.pack(...)
         for i = 1, dys.n do
           if dys[i] == nil then dys[i] = tf.zeros_like(outputs[i]) end
         end
-        local grads = {}
-        if #vars > 0 then
-          dys[dys.n + 1] = {variables = vars}
-          local gin, gvars = grad_fn(table.unpack(dys, 1, dys.n + 1))
-          if tf.is_tensor(gin) then gin = {gin} end
-          for i = 1, ninputs do grads[i] = gin and gin[i] end
-          for i = 1, #vars do grads[ninputs + i] = gvars and gvars[i] end
-        else
-          local g = table.pack(grad_fn(table.unpack(dys, 1, dys.n)))
-          if g.n == 1 and type(g[1]) == "table" and not tf.is_tensor(g[1]) then g = g[1] end
-          for i = 1, ninputs do grads[i] = g[i] end
-        end
-        for i = 1, #inputs do   -- nil is "no gradient"; anything else must be a tensor
-          local gi = grads[i]
-          if gi ~= nil and not tf.is_tensor(gi) then
-            if type(gi) ~= "number" then
-              raise("TypeError", ("custom_gradient: the gradient function returned a %s for input %d; expected a "
-                .. "tensor or nil"):format(type(gi), i))
-            end
-            grads[i] = tf.constant(gi, inputs[i].dtype)
-          end
-        end
-        return grads
+        return call_grad(grad_fn, dys, inputs, ninputs, vars)
       end)
       return y
     end

@@ -286,6 +286,8 @@ return function(tf)
     if depth > 8 then return end
     if tf.is_fn(obj) then
       local cfs = obj:concrete_functions()
+      -- one with an input_signature is traced now if it never was (TensorFlow's)
+      if #cfs == 0 and rawget(obj, "_sig") then cfs = {obj:get_concrete_function()} end
       if #cfs > 0 then add_function(list, names, path, cfs) end
       return
     end
@@ -318,7 +320,8 @@ return function(tf)
   end
 
   --- tf.saved_model.save(obj, dir, {signatures = f | {name = f, ...}}): write
-  -- every tf.fn reachable from obj that has concrete functions, the
+  -- every tf.fn reachable from obj that has concrete functions (or an
+  -- input_signature: traced now), the
   -- signatures (a Keras model: its call, traced for its input spec, as
   -- "serving_default"), their graphs and the variables they capture.
   function M.save(obj, dir, opts)

@@ -60,6 +60,17 @@ return {
         return tf.reduce_sum(r[3]:stack())
       end)(x)
     end),
+    -- tf.custom_gradient traced: the gradient function (here the true
+    -- gradient, capturing the forward sin(x)) must agree with differences
+    custom_gradient = two({3}, {3}, function(tf, a, b)
+      return traced(tf, "custom_gradient", function(x, y)
+        local f = tf.custom_gradient(function(u, v)
+          local s = tf.sin(u)
+          return s * u * v, function(dy) return dy * (tf.cos(u) * u + s) * v, dy * s * u end
+        end)
+        return f(x, y)
+      end)(a, b)
+    end),
   },
   nondifferentiable = {"print", "tensor_array_unwrite", "write_summary"},
 }

@@ -45,7 +45,9 @@ describe("tf.onnx.save: each op against ONNX Runtime", function()
         tf.nn.gelu(x - 0.5, {approximate = true}), tf.math.is_nan(x / (x - x)), tf.math.is_inf(y / (x - x)),
         tf.math.is_finite(y / (x - x)), tf.logical_not(x > 0.5), tf.identity(x), tf.stop_gradient(x),
         tf.debugging.check_numerics(x, "bad"), tf.ensure_shape(x, {2, 3}), tf.zeros_like(x), tf.ones_like(y),
-        tf.cast(y * 3, tf.int32), tf.cast(x > 0.5, F)
+        tf.cast(y * 3, tf.int32), tf.cast(x > 0.5, F), table.unpack(tf.custom_gradient(function(u)
+          return {tf.tanh(u), u * 2}, function(d1, d2) return d1 + d2 end
+        end)(x))
     end)
     local x = tf.constant({{0.1, 0.25, 0.5}, {0.6, 0.75, 0.9}})
     local y = tf.constant({{1.1, 1.5, 2.125}, {2.5, 2.875, 3}})

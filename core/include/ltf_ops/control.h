@@ -43,12 +43,20 @@
 **          nothing is written when false]. i[0] writer id, i[1] kind
 **          (LTF_SUMMARY_*), i[2] bucket count / max_outputs, i[3] sample
 **          rate. No outputs; stateful, so traced functions keep it.
+**
+** custom_gradient: tf.custom_gradient while tracing. Inputs: x (i[1]: the
+**          function's tensor arguments, then the handles of the variables
+**          it read), y (i[2]: its results), then the values function i[0]
+**          captured. Outputs: views of y. Its gradient runs function i[0]
+**          on (dy..., captures...): one gradient per x whose bit is set in
+**          'ints' (bit k of ints[k / 64]), none for the others.
 */
 #ifndef LTF_OPS_CONTROL_H
 #define LTF_OPS_CONTROL_H
 
 #define LTF_OPS_CONTROL(X) X(PRINT, print) X(COND, cond) X(WHILE, while) \
     X(TENSOR_ARRAY_WRITE, tensor_array_write) X(TENSOR_ARRAY_UNWRITE, tensor_array_unwrite) \
-    X(TENSOR_ARRAY_READ, tensor_array_read) X(WRITE_SUMMARY, write_summary)
+    X(TENSOR_ARRAY_READ, tensor_array_read) X(WRITE_SUMMARY, write_summary) \
+    X(CUSTOM_GRADIENT, custom_gradient)
 
 #endif

@@ -533,6 +533,12 @@ local OPS = {
   stop_gradient = {onnx = "Identity", emit = unary("Identity")},
   check_numerics = {onnx = "Identity (the check is not exported)", emit = unary("Identity")},
   ensure_shape = {onnx = "Identity (the check is not exported)", emit = unary("Identity")},
+  custom_gradient = {onnx = "Identity of each output (the gradient function is not exported)",
+    emit = function(e, n, x)
+      local nx, outs = attr_i(n, 1), {}
+      for j = 1, #n.outputs do outs[j] = e:node("Identity", {x[nx + j]}) end
+      return table.unpack(outs)
+    end},
   zeros_like = {onnx = "ConstantOfShape(Shape(x))", emit = like(0)},
   ones_like = {onnx = "ConstantOfShape(Shape(x))", emit = like(1)},
   cast = {onnx = "Cast", emit = function(e, n, x)
