@@ -293,6 +293,18 @@ describe("tf.TensorArray", function()
     assert.are.same({1, 2}, u:concat():totable())
   end)
 
+  it("a fixed size with no element_shape inside tf.fn: the first write settles it (known or run-time dims)", function()
+    local f = tf.fn(function(x)
+      local ta = tf.TensorArray{dtype = tf.float32, size = 3}
+      return ta:write(1, x):write(2, x * 2):write(3, x * 3):stack()
+    end)
+    assert.are.same({{1, 2}, {2, 4}, {3, 6}}, f(tf.constant({1.0, 2.0})):totable())
+    local g = tf.fn(function(x)
+      return tf.TensorArray{dtype = tf.float32, size = 3}:write(2, x * 2):stack()
+    end, {input_signature = {tf.TensorSpec({nil, 2}, tf.float32)}})
+    assert.are.same({{{0, 0}}, {{2, 4}}, {{0, 0}}}, g(tf.constant({{1.0, 2.0}})):totable())
+  end)
+
   it("is a loop variable that grows inside tf.fn (fizzbuzz)", function()
     local fizzbuzz = tf.fn(function(n)
       local ta = tf.TensorArray{dtype = tf.string, size = 0, dynamic_size = true}

@@ -114,14 +114,21 @@ return function(tf)
             ta.dtype.name)
     end
     local bd, vd = ta._buf:_dims(), value:_dims()
-    if bd and #bd == 1 and bd[1] == 0 and (ta._size or 0) > 0 and vd and not ta._buf:is_symbolic() then
+    if bd and #bd == 1 and bd[1] == 0 and (ta._size or 0) > 0 and vd then
       -- the first write settles the element shape of a fixed-size array
+      -- (its buffer is empty, traced or not: a loop body's buffer whose
+      -- element shape is unset has no known shape, so never comes here)
       local dims, known = {ta._size}, true
       for k, d in ipairs(vd) do
         dims[k + 1] = d
         if d < 0 then known = false end
       end
-      if known then ta = ta:_with_buffer(tf.zeros(dims, ta.dtype)) end
+      if known then
+        ta = ta:_with_buffer(tf.zeros(dims, ta.dtype))
+      else   -- dims known only when the graph runs
+        local shape = tf.concat({tf.constant({ta._size}, tf.int32), tf.shape(value)}, 1)
+        ta = ta:_with_buffer(tf.zeros(shape, ta.dtype))
+      end
     end
     local buf = internal.tensor_array_write(ta._buf, i, value, grow_flag(ta))
     local t = new(ta, buf)
