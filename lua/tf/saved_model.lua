@@ -176,6 +176,17 @@ return function(tf)
     local n = #cf._otypes
     local names = {}
     for i = 1, n do names[i] = "output_" .. (i - 1) end
+    -- an imported ONNX model: its outputs' names (distinct in a valid model)
+    local onnx = rawget(cf, "onnx")
+    if onnx and #onnx.outputs == n and cf._nret == n then
+      local seen = {}
+      for i, o in ipairs(onnx.outputs) do
+        if type(o.name) ~= "string" or o.name == "" or seen[o.name] then return names end
+        seen[o.name] = true
+      end
+      for i, o in ipairs(onnx.outputs) do names[i] = o.name end
+      return names
+    end
     if cf._nret == 1 and cf._ret[1].k == "tab" and not cf._ret[1].array then
       local node = cf._ret[1]
       local ok = #node.items == n

@@ -16,8 +16,10 @@ describe("tf.onnx.load + tf.saved_model", function()
     local m = tf.saved_model.load(dir)
     local x = tf.random.normal({5, 8}, 0, 1, tf.float32, 21)
     assert.same(f(x):totable(), m(x):totable())
-    -- the signature takes the model's input names (its outputs are numbered, as TensorFlow's)
-    assert.same(f(x):totable(), m.signatures.serving_default{input = x}.output_0:totable())
+    -- the signature takes the model's input and output names
+    assert.same({"input"}, m.signatures.serving_default.inputs)
+    assert.same({"output"}, m.signatures.serving_default.outputs)
+    assert.same(f(x):totable(), m.signatures.serving_default{input = x}.output:totable())
     os.execute("rm -rf '" .. dir .. "'")
   end)
 
