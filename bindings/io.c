@@ -9,7 +9,7 @@
 **   io_encode_jpeg(image, quality, format, flags)
 **   io_decode_raw(bytes, dtype, little_endian, fixed_length)
 **   io_decode_compressed(bytes, type)
-**   fs_stat(path) -> {length, mtime_nsec, is_directory} | nil, message, kind
+**   fs_stat(path) -> {length, mtime_nsec, is_directory, is_regular} | nil, message, kind
 **   fs_listdir(path) -> {names} | nil, message, kind   (no "." or "..", sorted)
 **   fs_mkdir(path), fs_remove(path), fs_rmdir(path) -> true | nil, message, kind
 **   fs_rename(src, dst, overwrite) -> true | nil, message, kind
@@ -143,6 +143,8 @@ static int fs_stat(lua_State *L) {
     lua_setfield(L, -2, "mtime_nsec");
     lua_pushboolean(L, S_ISDIR(sb.st_mode));
     lua_setfield(L, -2, "is_directory");
+    lua_pushboolean(L, S_ISREG(sb.st_mode));
+    lua_setfield(L, -2, "is_regular");
     return 1;
 }
 

@@ -1216,7 +1216,16 @@ function M.save(f, path, opts)
     graph = {name = cf.name or "luatf", nodes = e.nodes, initializers = e.inits, inputs = gin, outputs = gout},
   }
   local bytes = tf.core.onnx_pack(model)
-  if path then
+  local st = path and tf.core.internal.fs_stat(path)
+  if st and not st.is_regular then
+    -- a device, pipe or socket (/dev/stdout, a FIFO): written in place, never renamed over
+    if st.is_directory then fail("InvalidArgumentError", "tf.onnx.save: '%s' is a directory", path) end
+    local fh, err = io.open(path, "wb")
+    if not fh then fail("NotFoundError", "tf.onnx.save: cannot write '%s': %s", path, tostring(err)) end
+    local okw, werr = fh:write(bytes)
+    local okc, cerr = fh:close()
+    if not okw or not okc then fail("DataLossError", "tf.onnx.save: cannot write '%s': %s", path, tostring(werr or cerr)) end
+  elseif path then
     local tmp = path .. ".tmp"
     local fh, err = io.open(tmp, "wb")
     if not fh then fail("NotFoundError", "tf.onnx.save: cannot write '%s': %s", path, tostring(err)) end
