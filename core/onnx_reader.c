@@ -585,12 +585,9 @@ ltf_tensor *ltf_onnx_model_initializer_hwio(ltf_onnx_model *m, size_t i) {
     init_rec *r = &m->inits[i];
     Onnx__TensorProto *tp = m->proto->graph->initializer[i];
     int dt = onnx_dtype(tp->data_type);
-    if (r->t || !r->has_raw || dt == LTF_DTYPE_STRING || tp->n_dims != 4) {
-        ltf_tensor *w = r->t ? ltf_tensor_retain(r->t) : convert(ctx, tp, 0);
-        if (!w) return NULL;
-        ltf_tensor *t = ltf_onnx_hwio(ctx, w);
-        ltf_tensor_release(w);
-        return t;
+    if (r->t || !r->has_raw || dt == LTF_DTYPE_STRING || tp->n_dims != 4) {   /* from the plain tensor */
+        ltf_tensor *w = ltf_onnx_model_initializer(m, i);
+        return w ? ltf_onnx_hwio(ctx, w) : NULL;
     }
     /* straight from the source in blocks of 16 output channels: no copy of the ONNX layout */
     const int64_t *d = tp->dims;
