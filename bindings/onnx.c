@@ -236,7 +236,8 @@ static int l_model_initializer(lua_State *L) {
     if (strcmp(layout, "hwio") == 0) {
         const Onnx__ModelProto *p = ltf_onnx_model_proto(b->m);
         const Onnx__TensorProto *tp = p->graph->initializer[i - 1];
-        if (tp->n_dims != 4 || tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING) return 0;   /* nil: not a 2-d conv weight */
+        /* nil: not a 2-d conv weight */
+        if (tp->n_dims != 4 || tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING) return 0;
         ltf_tensor *t = ltf_onnx_model_initializer_hwio(b->m, (size_t)i - 1);
         if (!t) return ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
         ltfL_pushtensor(L, t);

@@ -396,7 +396,8 @@ static int model_unpack(ltf_onnx_model *m, const uint8_t *b, size_t size) {
         free(out);
         free(s.recs);
         if (rc == -2) ltf_fail_oom(ctx, "onnx initializers", s.cap * sizeof *s.recs);
-        else if (rc == -1) ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "onnx: not a valid ONNX model (more than one graph)");
+        else if (rc == -1)
+            ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "onnx: not a valid ONNX model (more than one graph)");
         else ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "onnx: not a valid ONNX model (the protobuf does not parse)");
         return 0;
     }
@@ -596,11 +597,11 @@ ltf_tensor *ltf_onnx_model_initializer_hwio(ltf_onnx_model *m, size_t i) {
     size_t es = ltf_dtype_size((ltf_dtype)dt);
     ltf_tensor *t = ltf_tensor_new(ctx, (ltf_dtype)dt, 4, nd);
     if (!t || O * I * K == 0) return t;
-    size_t row = (size_t)(I * K) * es;
-    char *buf = malloc(16 * row);
+    size_t row = (size_t)(I * K) * es, rows = O < 16 ? (size_t)O : 16;
+    char *buf = malloc(rows * row);
     if (!buf) {
         ltf_tensor_release(t);
-        ltf_fail_oom(ctx, "onnx conv weight", 16 * row);
+        ltf_fail_oom(ctx, "onnx conv weight", rows * row);
         return NULL;
     }
     char *dst = ltf_tensor_data(t);
