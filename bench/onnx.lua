@@ -1,6 +1,9 @@
 -- bench/onnx.lua: luatf's side of bench/onnx.sh. Loads an ONNX model with
 -- tf.onnx.load and times it:
---   lua5.4 bench/onnx.lua load MODEL.onnx      load time (best of 5 fresh loads) and memory
+--   lua5.4 bench/onnx.lua load MODEL.onnx      load time (best of 5 fresh loads) and memory:
+--     the RSS a loaded model keeps, and the peak RSS (VmHWM) while the first
+--     load ran, both over the RSS before it (the peak reset first through
+--     /proc/self/clear_refs where the kernel allows it)
 --   lua5.4 bench/onnx.lua infer MODEL.onnx N T inference at batch N on T threads (median, bench/timing.lua)
 -- RESULT lines for bench/onnx.sh's table.
 local tf = require("tf")
@@ -19,10 +22,13 @@ if what == "load" then
   local _ = tf.fn, tf.onnx   -- the modules, loaded before the timing
   require("tf.onnx.import")
   collectgarbage()
-  local rss0 = rss_kb()
+  local cr = io.open("/proc/self/clear_refs", "w")   -- "5": VmHWM := VmRSS (Linux 4.0+)
+  if cr then cr:write("5") cr:close() end
+  local rss0, hwm0 = rss_kb()
   local t0 = T.now()
   local f = tf.onnx.load(path)
   local first = T.now() - t0
+  local _, hwm1 = rss_kb()   -- the peak while it loaded (before a collection could lower anything)
   collectgarbage()
   -- memory one loaded model keeps, measured after the first load
   local rss1 = rss_kb()
@@ -39,6 +45,9 @@ if what == "load" then
   print(("RESULT luatf_first_load_ms %.1f"):format(first * 1000))
   print(("RESULT model_mb %.1f"):format(size / 1e6))
   print(("RESULT luatf_load_rss_mb %.1f"):format((rss1 - rss0) / 1024))
+  print(("RESULT luatf_load_peak_rss_mb %.1f"):format((hwm1 - rss0) / 1024))
+  print(("# RSS before the first load %.1f MB (VmHWM %.1f MB), after it %.1f MB; VmHWM after it %.1f MB"):format(
+    rss0 / 1024, hwm0 / 1024, rss1 / 1024, hwm1 / 1024))
   print(("RESULT luatf_engine_live_mb %.1f"):format(live / 1e6))
 elseif what == "infer" then
   local threads = tonumber(arg[4] or "2")

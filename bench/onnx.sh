@@ -6,8 +6,8 @@
 # PyTorch on the source module at 1 and 2
 # threads (bench/onnx_peers.py, the faster taken) and ONNX Runtime
 # (onnxruntime-node from npm, bench/onnx_ort.js, 1 and 2 threads, the faster
-# taken) on the same file; and luatf's load time (best of 5) and the memory
-# a loaded model keeps. Targets: luatf >= PyTorch, within 1.5x of ONNX
+# taken) on the same file; and luatf's load time (best of 5), the memory
+# a loaded model keeps and the peak memory while it loads (VmHWM). Targets: luatf >= PyTorch, within 1.5x of ONNX
 # Runtime; load under 150 ms without a second copy of the weights.
 # Usage: bash bench/onnx.sh     (BENCH_OUT: where the raw results go)
 set -uo pipefail
@@ -59,4 +59,7 @@ if "luatf_load_ms" in r:
         r["model_mb"], r["luatf_load_ms"], "%.1f ms (session creation)" % best("ort_", "_load_ms") if best("ort_", "_load_ms") else "-"))
     print("| memory a loaded resnet18 keeps (RSS) | %.1f MB | | | | | one copy of the weights (%.1f MB) |" % (
         r["luatf_load_rss_mb"], r["model_mb"]))
+    if "luatf_load_peak_rss_mb" in r:
+        print("| peak RSS while it loads (VmHWM, over the RSS before) | %.1f MB | | | | | about one copy of the weights (%.1f MB) |" % (
+            r["luatf_load_peak_rss_mb"], r["model_mb"]))
 PY

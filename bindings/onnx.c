@@ -9,7 +9,15 @@
 **   V = {name=, elem_type = ONNX type number (0 unknown), shape = {d...} (a
 **        number, or the dim_param string, or false when unnamed) or nil (unknown rank)}
 ** core.internal.onnx_read_tensor(bytes) -> tensor, name (a serialized TensorProto).
-** Initializers are the tensors the reader adopted (one copy of the weights).
+** The main graph's initializers are {name, i} (i: the index to take it by),
+** a subgraph's {name, tensor}. The model table has three more fields:
+**   initializer(i [, "hwio"]) -> tensor: initializer i read from the source
+**     on first use (kept by the reader); "hwio": a (O, I, kh, kw) conv weight
+**     read straight into a new (kh, kw, I, O) tensor (not kept), nil for a
+**     tensor that is not 4-d or holds strings;
+**   close(): the reader is freed (the file closed); later takes are errors;
+**   proto_bytes: the most bytes protobuf-c held for the structure.
+** So the weights are in memory once: in their tensors, as each is taken.
 */
 #include <string.h>
 #include "ltfL.h"
@@ -170,8 +178,7 @@ static void push_graph(lua_State *L, const Onnx__GraphProto *g, const ltf_onnx_m
         lua_pushstring(L, g->initializer[i]->name ? g->initializer[i]->name : "");
         lua_rawseti(L, -2, 1);
         if (m) {
-            ltf_tensor *t = ltf_onnx_model_initializer(m, i);
-            ltfL_pushtensor(L, ltf_tensor_retain(t));
+            lua_pushinteger(L, (lua_Integer)i + 1);
         } else {
             push_tensor_proto(L, g->initializer[i]);
         }
@@ -214,21 +221,63 @@ static int box_gc(lua_State *L) {
     return 0;
 }
 
+static model_box *live_box(lua_State *L) {
+    model_box *b = lua_touserdata(L, lua_upvalueindex(3));
+    if (!b->m) ltfL_raise(L, LTF_ERR_FAILED_PRECONDITION, "onnx: the model's reader is closed");
+    return b;
+}
+
+static int l_model_initializer(lua_State *L) {
+    model_box *b = live_box(L);
+    lua_Integer i = luaL_checkinteger(L, 1);
+    const char *layout = luaL_optstring(L, 2, "");
+    size_t n = ltf_onnx_model_ninitializers(b->m);
+    if (i < 1 || (lua_Unsigned)i > n) return ltfL_raise(L, LTF_ERR_OUT_OF_RANGE, "onnx: no such initializer");
+    if (strcmp(layout, "hwio") == 0) {
+        const Onnx__ModelProto *p = ltf_onnx_model_proto(b->m);
+        const Onnx__TensorProto *tp = p->graph->initializer[i - 1];
+        /* nil: not a 2-d conv weight */
+        if (tp->n_dims != 4 || tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING) return 0;
+        ltf_tensor *t = ltf_onnx_model_initializer_hwio(b->m, (size_t)i - 1);
+        if (!t) return ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
+        ltfL_pushtensor(L, t);
+        return 1;
+    }
+    if (*layout) return luaL_argerror(L, 2, "\"hwio\" or nothing expected");
+    ltf_tensor *t = ltf_onnx_model_initializer(b->m, (size_t)i - 1);
+    if (!t) return ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
+    ltfL_pushtensor(L, ltf_tensor_retain(t));
+    return 1;
+}
+
+static int l_model_close(lua_State *L) {
+    model_box *b = lua_touserdata(L, lua_upvalueindex(3));
+    ltf_onnx_model_free(b->m);
+    b->m = NULL;
+    return 0;
+}
+
 static int l_read(lua_State *L) {
     size_t len;
     const char *src = luaL_checklstring(L, 1, &len);
     int is_bytes = lua_toboolean(L, 2);
-    /* the model lives in a box until the tables are built, so an error frees it */
-    model_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+    /* the model lives in a box (freed by close() or the collector); the
+    ** box keeps the bytes, which the initializers are read from */
+    model_box *b = lua_newuserdatauv(L, sizeof *b, 1);
     b->m = NULL;
     lua_createtable(L, 0, 1);
     lua_pushcfunction(L, box_gc);
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
+    if (is_bytes) {
+        lua_pushvalue(L, 1);
+        lua_setiuservalue(L, -2, 1);
+    }
+    int box = lua_gettop(L);
     b->m = is_bytes ? ltf_onnx_model_read(ltfL_ctx(L), src, len) : ltf_onnx_model_read_file(ltfL_ctx(L), src);
     if (!b->m) return ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
     const Onnx__ModelProto *p = ltf_onnx_model_proto(b->m);
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 9);
     lua_pushinteger(L, p->ir_version);
     lua_setfield(L, -2, "ir_version");
     set_str(L, "producer_name", p->producer_name);
@@ -243,8 +292,19 @@ static int l_read(lua_State *L) {
     lua_setfield(L, -2, "nfunctions");
     push_graph(L, p->graph, b->m);
     lua_setfield(L, -2, "graph");
-    ltf_onnx_model_free(b->m);   /* the initializers live on in their tensors */
-    b->m = NULL;
+    lua_pushinteger(L, (lua_Integer)ltf_onnx_model_proto_bytes(b->m));
+    lua_setfield(L, -2, "proto_bytes");
+    /* closures with the bindings' upvalues (the state, the tensor metatable) and the box */
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, box);
+    lua_pushcclosure(L, l_model_initializer, 3);
+    lua_setfield(L, -2, "initializer");
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, box);
+    lua_pushcclosure(L, l_model_close, 3);
+    lua_setfield(L, -2, "close");
     return 1;
 }
 
@@ -269,29 +329,8 @@ static int l_hwio(lua_State *L) {
     ltf_tensor *w = ltfL_checktensor(L, 1, "onnx_hwio", "w");
     if (ltf_tensor_rank(w) != 4 || ltf_tensor_is_symbolic(w))
         return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "onnx_hwio: a concrete 4-d tensor expected");
-    const int64_t *d = ltf_tensor_dims(w);
-    int64_t O = d[0], I = d[1], K = d[2] * d[3];
-    int64_t nd[4] = {d[2], d[3], I, O};
-    size_t es = ltf_dtype_size(ltf_tensor_dtype(w));
-    const char *src = ltf_tensor_data(w);
-    if (!src && O * I * K > 0) return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "onnx_hwio: the weight is not on the host");
-    ltf_tensor *t = ltf_tensor_new(ltfL_ctx(L), ltf_tensor_dtype(w), 4, nd);
-    if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
-    char *dst = ltf_tensor_data(t);
-    for (int64_t o0 = 0; o0 < O; o0 += 16) {
-        int64_t o1 = o0 + 16 < O ? o0 + 16 : O;
-        for (int64_t i = 0; i < I; i++)
-            for (int64_t k = 0; k < K; k++) {
-                char *dp = dst + (size_t)((k * I + i) * O) * es;
-                if (es == 4) {
-                    for (int64_t o = o0; o < o1; o++)
-                        memcpy(dp + (size_t)o * 4, src + (size_t)((o * I + i) * K + k) * 4, 4);
-                } else {
-                    for (int64_t o = o0; o < o1; o++)
-                        memcpy(dp + (size_t)o * es, src + (size_t)((o * I + i) * K + k) * es, es);
-                }
-            }
-    }
+    ltf_tensor *t = ltf_onnx_hwio(ltfL_ctx(L), w);
+    if (!t) return ltfL_raisectx(L, LTF_ERR_INVALID_ARGUMENT);
     ltfL_pushtensor(L, t);
     return 1;
 }

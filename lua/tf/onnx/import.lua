@@ -1,7 +1,8 @@
 --- ONNX import: tf.onnx.load (docs/onnx.md).
 --
 -- The model is read by the C reader (core/onnx_reader.c via
--- core.internal.onnx_read: protobuf-c, initializers adopted as tensors),
+-- core.internal.onnx_read: protobuf-c; each initializer's bytes are read
+-- straight into its tensor when it is taken, conv weights into luatf's layout),
 -- checked against the operator table OPS below (every operator, attribute
 -- and attribute value luatf cannot express is collected and refused in one
 -- error), then interpreted node by node with tf ops inside tf.fn over an
@@ -1662,12 +1663,12 @@ function M.load(tf_, src, opts)
   end
   local g = model.graph
   local opset = model.opsets[""] or model.opsets["ai.onnx"] or 1
-  local inits = {}
-  for _, e in ipairs(g.initializers) do inits[e[1]] = e[2] end
+  local inits, index = {}, {}
+  for _, e in ipairs(g.initializers) do index[e[1]] = e[2] end   -- the last of a name counts
   local inputs, specs, params = {}, {}, {}
   local used = {}
   for _, v in ipairs(g.inputs) do
-    if not inits[v.name] then
+    if not index[v.name] then
       local shape
       if v.shape then
         shape = {}
@@ -1687,29 +1688,43 @@ function M.load(tf_, src, opts)
       params[#params + 1] = p
     end
   end
-  -- conv weights used only as Conv weights are rearranged for luatf once,
-  -- here, and the ONNX layout dropped (one copy of the weights)
+  -- the initializers are taken from the reader now, each read once into its
+  -- tensor; conv weights used only as Conv weights are read straight into
+  -- luatf's layout (HWIO), so the ONNX layout is never in memory
   local prepped = {}
   do
-    local other = {}
-    for _, node in ipairs(g.nodes) do
-      for i, nm in ipairs(node.inputs) do
-        if not (node.op_type == "Conv" and i == 2) then other[nm] = true end
+    local other, conv_group = {}, {}
+    local function uses(graph, top)
+      for _, node in ipairs(graph.nodes) do
+        for i, nm in ipairs(node.inputs) do
+          if top and node.op_type == "Conv" and i == 2 then
+            if conv_group[nm] == nil then conv_group[nm] = node.attrs.group and node.attrs.group.value or 1 end
+          else
+            other[nm] = true
+          end
+        end
+        for _, a in pairs(node.attrs) do   -- a subgraph sees the outer names as they are
+          if a.type == "GRAPH" and a.value then uses(a.value, false) end
+          if a.type == "GRAPHS" and a.value then for _, sg in ipairs(a.value) do uses(sg, false) end end
+        end
       end
+      for _, v in ipairs(graph.outputs) do other[v.name] = true end
     end
-    for _, v in ipairs(g.outputs) do other[v.name] = true end
-    for _, node in ipairs(g.nodes) do
-      local nm = node.inputs[2]
-      local w = node.op_type == "Conv" and inits[nm]
-      if w and not other[nm] and not prepped[nm] and #w.shape == 4 and all_known(dims_of(w)) then
-        local gr = node.attrs.group and node.attrs.group.value or 1
+    uses(g, true)
+    for nm, i in pairs(index) do
+      local gr = not other[nm] and conv_group[nm]
+      local w = gr and model.initializer(i, "hwio")   -- (kh, kw, I, O) from (O, I, kh, kw)
+      if w then
         local d = dims_of(w)
-        if gr > 1 and d[2] == 1 then inits[nm] = dw_filter(w, gr) else inits[nm] = hwio_filter(w) end
-        prepped[nm] = d
-        w:free()   -- the ONNX layout goes now, not at the next collection: the load's peak stays near one copy
+        local oihw = {d[4], d[3], d[1], d[2], n = 4}
+        if gr > 1 and oihw[2] == 1 then w = tf.reshape(w, {d[1], d[2], gr, d[4] // gr}) end
+        inits[nm], prepped[nm] = w, oihw
+      else
+        inits[nm] = model.initializer(i)
       end
     end
   end
+  model.close()
   g.initializers = nil
   local nodes = g.nodes
   local outputs = {}
