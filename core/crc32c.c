@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include "ltf.h"
 #include "crc32c.h"
 
@@ -32,6 +33,10 @@ static void crc_init(crc_tables *T) {
         for (int b = 0; b < 256; b++) T->t[k][b] = crc_table(k, b);
 }
 
+static crc_tables soft_T;    /* slicing-by-8 tables: constants, made once per process */
+static pthread_once_t soft_once = PTHREAD_ONCE_INIT;
+static void soft_init(void) { crc_init(&soft_T); }
+
 static uint32_t crc_soft(const crc_tables *T, uint32_t c, const unsigned char *p, size_t n) {
     while (n && ((uintptr_t)p & 7)) { c = T->t[0][(c ^ *p++) & 0xFF] ^ (c >> 8); n--; }
     while (n >= 8) {
@@ -47,9 +52,12 @@ static uint32_t crc_soft(const crc_tables *T, uint32_t c, const unsigned char *p
     return c;
 }
 
-/* The raw CRC register after 'len' more zero bytes: a linear map, applied
-** by repeated squaring of its 32x32 GF(2) matrix (zlib's crc32_combine). */
-static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {
+/* The raw CRC register after 'len' more zero bytes: the register times
+** x^(8 len) modulo P, in GF(2)[x] (bit-reflected, as the register is): a
+** product per set bit of len with the powers x^(2^k) mod P, tabled once per
+** process (constants; zlib 1.2.12's crc32_combine does the same). */
+#define CRC_POLY 0x82F63B78u
+static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {   /* a 32x32 GF(2) matrix times a vector */
     uint32_t sum = 0;
     while (vec) {
         if (vec & 1) sum ^= *mat;
@@ -58,31 +66,32 @@ static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {
     }
     return sum;
 }
-static void gf2_square(uint32_t *sq, const uint32_t *mat) {
-    for (int n = 0; n < 32; n++) sq[n] = gf2_times(mat, mat[n]);
+static uint32_t multmodp(uint32_t a, uint32_t b) {   /* a(x) b(x) mod P; x^0 is bit 31 */
+    uint32_t m = 1u << 31, p = 0;
+    for (;;) {
+        if (a & m) {
+            p ^= b;
+            if ((a & (m - 1)) == 0) break;
+        }
+        m >>= 1;
+        b = b & 1 ? (b >> 1) ^ CRC_POLY : b >> 1;
+    }
+    return p;
+}
+static uint32_t x2n[67];    /* x^(2^k) mod P, k = 0 .. 66 (len < 2^64 bytes: up to 2^66 bits) */
+static pthread_once_t x2n_once = PTHREAD_ONCE_INIT;
+static void x2n_init(void) {
+    uint32_t p = 1u << 30;   /* x */
+    x2n[0] = p;
+    for (int k = 1; k < 67; k++) x2n[k] = p = multmodp(p, p);
 }
 uint32_t ltf_crc32c_shift(uint32_t crc, uint64_t len) {
-    uint32_t even[32], odd[32];
     if (!len || !crc) return crc;
-    odd[0] = 0x82F63B78u;    /* one zero bit */
-    uint32_t row = 1;
-    for (int n = 1; n < 32; n++) {
-        odd[n] = row;
-        row <<= 1;
-    }
-    gf2_square(even, odd);   /* two zero bits */
-    gf2_square(odd, even);   /* four */
-    for (;;) {
-        gf2_square(even, odd);   /* one zero byte, then 4, 16, ... */
-        if (len & 1) crc = gf2_times(even, crc);
-        len >>= 1;
-        if (!len) break;
-        gf2_square(odd, even);
-        if (len & 1) crc = gf2_times(odd, crc);
-        len >>= 1;
-        if (!len) break;
-    }
-    return crc;
+    pthread_once(&x2n_once, x2n_init);
+    uint32_t op = 1u << 31;   /* 1 */
+    for (int k = 3; len; len >>= 1, k++)   /* bits: 8 len = len 2^3 */
+        if (len & 1) op = multmodp(x2n[k], op);
+    return multmodp(op, crc);
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -120,7 +129,6 @@ static inline uint32_t mid_apply(const mid_table *t, uint32_t c) {
 #endif
 
 #if defined(__x86_64__)
-#include <pthread.h>
 /* Inputs of 256 bytes and more on CPUs with AVX-512 VPCLMULQDQ: carry-less
 ** multiplication folds 64-byte blocks (four 128-bit lanes per register,
 ** four registers in flight) forward onto the following data, keeping the
@@ -201,10 +209,10 @@ static uint32_t crc_fold(uint32_t c, const unsigned char *p, size_t n, size_t *u
 #define HAVE_CRC_FOLD 1
 #endif
 
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const unsigned char *p, size_t n) {
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const unsigned char *p, size_t n, int fold) {
     while (n && ((uintptr_t)p & 7)) { c = _mm_crc32_u8(c, *p++); n--; }
 #if defined(__x86_64__)
-    if (n >= 256) {
+    if (n >= 256 && fold) {
         pthread_once(&fold_once, fold_init);
         if (fold_ok) {
             size_t used;
@@ -273,23 +281,16 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const unsig
 #define HAVE_CRC_HW 1
 #endif
 
-uint32_t ltf_crc32c(uint32_t crc, const void *data, size_t n) {
+uint32_t ltf_crc32c_path(int path, uint32_t crc, const void *data, size_t n) {
     uint32_t c = ~crc;
     const unsigned char *p = data;
     if (!n) return crc;
 #ifdef HAVE_CRC_HW
-    if (__builtin_cpu_supports("sse4.2")) return ~crc_hw(c, p, n);
+    if (path < 2 && __builtin_cpu_supports("sse4.2")) return ~crc_hw(c, p, n, path == 0);
 #endif
-    crc_tables *T = n >= 4096 ? malloc(sizeof *T) : NULL;
-    if (!T) {  /* short input (or no memory for the tables): bit by bit */
-        while (n--) {
-            c ^= *p++;
-            for (int j = 0; j < 8; j++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-        }
-        return ~c;
-    }
-    crc_init(T);
-    c = crc_soft(T, c, p, n);
-    free(T);
+    pthread_once(&soft_once, soft_init);
+    c = crc_soft(&soft_T, c, p, n);
     return ~c;
 }
+
+uint32_t ltf_crc32c(uint32_t crc, const void *data, size_t n) { return ltf_crc32c_path(0, crc, data, n); }
