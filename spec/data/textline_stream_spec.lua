@@ -11,14 +11,15 @@ local internal = tf.core.internal
 local dir = support.tmpdir()
 local function path(name) return dir .. "/" .. name end
 
---- The reference split: LF ends a line, a CR before it is removed, a last line without LF counts.
+--- The reference split: LF ends a line, a CR before it is removed, a last line without LF counts
+-- (its final CR removed too, as TensorFlow's InputBuffer::ReadLine does).
 local function split(text)
   local out = {}
   local pos = 1
   while pos <= #text do
     local nl = text:find("\n", pos, true)
     local line = text:sub(pos, (nl or #text + 1) - 1)
-    if nl then line = line:gsub("\r$", "") end
+    line = line:gsub("\r$", "")
     out[#out + 1] = line
     pos = nl and nl + 1 or #text + 1
   end
@@ -98,6 +99,50 @@ describe("TextLineDataset with buffer_size", function()
     assert.tf_error("InvalidArgumentError", "TextLineDataset: 'buffer_size' must be positive, got 0", function()
       tf.data.TextLineDataset(plain, {buffer_size = 0})
     end)
+  end)
+
+  it("random bytes and damaged GZIP (a small fuzz): the reference lines, or a DataLossError after a prefix", function()
+    local state = 20261128
+    local function rng()   -- integers in [0, 2^31)
+      state = (state * 1103515245 + 12345) % 2147483648
+      return state >> 8
+    end
+    local alphabet = {"a", "b", "\n", "\r", "\0", "\r\n", "\n\n", "\255", string.rep("z", 300)}
+    for round = 1, 40 do
+      local parts = {}
+      for i = 1, 1 + rng() % 200 do parts[i] = alphabet[1 + rng() % #alphabet] end
+      local t = table.concat(parts)
+      local f = path("r" .. round .. ".txt")
+      support.spit(f, t)
+      local bs = ({1, 2, 3, 5, 17, 301, 4096})[1 + rng() % 7]
+      same_list(lines(tf.data.TextLineDataset(f, {buffer_size = bs})), split(t))
+      -- the same bytes gzipped, then cut or with one byte flipped
+      os.execute("gzip -c " .. f .. " > " .. f .. ".gz")
+      local gzb = support.slurp(f .. ".gz")
+      local bad
+      if round % 2 == 0 then
+        bad = gzb:sub(1, rng() % #gzb)
+      else
+        local k = 1 + rng() % #gzb
+        bad = gzb:sub(1, k - 1) .. string.char((gzb:byte(k) + 1 + rng() % 255) % 256) .. gzb:sub(k + 1)
+      end
+      support.spit(f .. ".bad.gz", bad)
+      local got = {}
+      local ok, err = pcall(function()
+        for x in tf.data.TextLineDataset(f .. ".bad.gz", {compression_type = "GZIP", buffer_size = bs}):iter() do
+          got[#got + 1] = x:item()
+        end
+      end)
+      local want = split(t)
+      if not ok then
+        assert.are.equal("DataLossError", err.kind, tostring(err))
+        if round % 2 == 0 then   -- cut: what came before is a prefix of the lines (the last one maybe cut)
+          for i = 1, #got - 1 do assert.are.equal(want[i], got[i]) end
+        end
+      else   -- a flip gzip's header does not check (mtime, OS): the same lines
+        same_list(got, want)
+      end
+    end
   end)
 
   it("runs on the interleave's pool, and no thread is left once collected", function()
