@@ -8,13 +8,7 @@
 -- with python3-onnx's helper (skipped visibly without it).
 local tf = require("tf")
 
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = require("support").slurp
 
 local function err_of(f, ...)
   local ok, e = pcall(f, ...)
