@@ -3,10 +3,16 @@
 ** a thin box. The reader is a job of a reader pool (bindings/readpool.c: a
 ** pool of one thread of its own, or the pool of an interleave's
 ** num_parallel_calls / TFRecordDataset's num_parallel_reads), with its own
-** context: a pool thread reads and checks records into chunks of strings
-** (ltf_tfrecord_reader_next_strings: about 256 KB of records each, at most
-** CHUNK_RECORDS), up to QDEPTH chunks ahead; once the queue is full the
-** worker waits until it is half empty (fewer wake-ups). An uncompressed
+** context: a pool thread reads and frames records into chunks of strings
+** (ltf_tfrecord_reader_next_strings_unchecked: about 256 KB of records
+** each, at most CHUNK_RECORDS), up to QDEPTH chunks ahead; once the queue is
+** full the worker waits until it is half empty, and a Lua side blocked on
+** an empty queue is woken at WAKE_AT chunks (fewer wake-ups: in a VM each
+** costs the waker microseconds). The Lua side checks each chunk's data CRCs
+** as it takes it (verify): the read() copy keeps the pool thread the slower
+** side, so the CRC work overlaps it instead of adding to it. A corrupt
+** record found there stops the reader (cut_at) and its error comes after
+** the records before it, as if the worker had met it. An uncompressed
 ** file is read straight into string blocks whose records become strings in
 ** place; compressed files and pipes copy records into string slabs
 ** (core/storage.c: no malloc per record). The Lua thread
@@ -25,6 +31,7 @@
 #define LTFL_TFR "tf.TFRecordReaderHandle"
 #define QDEPTH 16
 #define CHUNK_RECORDS 8192
+#define WAKE_AT 4   /* a consumer waiting on an empty queue is woken at this many chunks (fewer wake-ups) */
 
 /* {==== writer */
 typedef struct tfw_box { ltf_tfrecord_writer *w; } tfw_box;
@@ -97,6 +104,7 @@ static int writer_gc(lua_State *L) {
 typedef struct chunk {
     ltf_string **s;   /* NULL entries: empty records */
     uint64_t *off;
+    uint32_t *crc;    /* the records' stored data CRCs, still to check (the Lua side does); NULL: checked */
     int n;
 } chunk;
 
@@ -108,6 +116,7 @@ typedef struct tfr {
     chunk q[QDEPTH];
     int qhead, qlen;
     int done;                 /* the reader finished (records may still be queued) */
+    int cut;                  /* the Lua side found a corrupt record: the worker's results are dropped */
     int filled;               /* the queue was full: the worker resumes at half (fewer wake-ups) */
     ltf_status err;           /* the reader's failure, raised after its records */
     char *errmsg;
@@ -119,6 +128,9 @@ typedef struct tfr {
     chunk cur;                /* the chunk being handed out */
     int curat;
     int finished;             /* the Lua side has seen the end */
+    int skip;                 /* skip_corrupt */
+    uint64_t cskipped;        /* records the Lua side skipped (data CRC) */
+    char *name;               /* the file, for errors */
 } tfr;
 
 typedef struct tfr_box { tfr *p; } tfr_box;
@@ -127,8 +139,10 @@ static void chunk_free(chunk *c, int from) {
     for (int i = from; i < c->n; i++) ltf_string_release(c->s[i]);
     free(c->s);
     free(c->off);
+    free(c->crc);
     c->s = NULL;
     c->off = NULL;
+    c->crc = NULL;
     c->n = 0;
 }
 
@@ -144,14 +158,17 @@ static int tfr_runnable(ltfL_rjob *j) {
 ** of the file read in place, or a slab of copies (core/tfrecord.c). */
 static void tfr_produce(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
-    chunk c = {malloc(sizeof(ltf_string *) * CHUNK_RECORDS), malloc(sizeof(uint64_t) * CHUNK_RECORDS), 0};
-    if (!c.s || !c.off) {
+    chunk c = {malloc(sizeof(ltf_string *) * CHUNK_RECORDS), malloc(sizeof(uint64_t) * CHUNK_RECORDS),
+               malloc(sizeof(uint32_t) * CHUNK_RECORDS), 0};
+    if (!c.s || !c.off || !c.crc) {
         chunk_free(&c, 0);
         p->sst = LTF_ERR_RESOURCE_EXHAUSTED;
         p->send = 1;
         return;
     }
-    ltf_status st = ltf_tfrecord_reader_next_strings(p->r, c.s, c.off, CHUNK_RECORDS, &c.n);
+    /* the data CRCs are checked by the Lua side as it takes the chunk: this
+    ** thread, the slower side, only reads and frames */
+    ltf_status st = ltf_tfrecord_reader_next_strings_unchecked(p->r, c.s, c.off, c.crc, CHUNK_RECORDS, &c.n);
     int end = st != LTF_OK;
     if (st == LTF_ERR_OUT_OF_RANGE) st = LTF_OK;
     p->sc = c;
@@ -164,7 +181,7 @@ static void tfr_publish(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
     chunk c = p->sc;
     memset(&p->sc, 0, sizeof p->sc);
-    if (j->stop) {
+    if (j->stop || p->cut) {
         chunk_free(&c, 0);
         return;
     }
@@ -182,6 +199,8 @@ static void tfr_publish(ltfL_rjob *j) {
         }
         p->done = 1;
     }
+    /* a consumer blocked on this reader sleeps until a few chunks are there */
+    j->quiet = j->waiting && !p->done && p->qlen < WAKE_AT;
 }
 
 static void tfr_free(tfr *p) {
@@ -193,6 +212,7 @@ static void tfr_free(tfr *p) {
     ltf_tfrecord_reader_close(p->r);
     if (p->wctx) ltf_ctx_release(p->wctx);
     free(p->errmsg);
+    free(p->name);
     free(p);
 }
 
@@ -221,6 +241,9 @@ static int l_reader_open(lua_State *L) {
     p->job.produce = tfr_produce;
     p->job.publish = tfr_publish;
     b->p = p;
+    p->skip = skip;
+    p->name = strdup(path);
+    if (!p->name) return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory");
     p->wctx = ltf_ctx_new();
     if (!p->wctx) return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory for a context");
     ltf_status st = ltf_tfrecord_reader_open(p->wctx, path, comp, (size_t)bs, skip ? LTF_TFRECORD_SKIP_CORRUPT : 0, &p->r);
@@ -246,37 +269,92 @@ static void gc_account(lua_State *L, ltf_string *const *s, size_t n) {
     st->gc_step += bytes;
 }
 
-/* Make p->cur hold unread records: 1, or 0 at the end (raises the worker's error). */
-static int refill(lua_State *L, tfr *p) {
+/* The reader stops at a corrupt record the Lua side found: the queued
+** chunks go, the worker's later results are dropped, and the error is
+** raised after the records before it (it comes before any the worker met). */
+static void cut_at(tfr *p, uint64_t at) {
+    char msg[700];
+    snprintf(msg, sizeof msg, "TFRecordDataset: %.512s: corrupted record at %llu (the data's checksum does not match)",
+             p->name, (unsigned long long)at);
+    char *m = strdup(msg);
+    chunk drop[QDEPTH];
+    pthread_mutex_lock(&p->job.pool->mu);
+    int nd = p->qlen;
+    for (int i = 0; i < nd; i++) drop[i] = p->q[(p->qhead + i) % QDEPTH];
+    p->qlen = 0;
+    p->cut = 1;
+    p->done = 1;
+    free(p->errmsg);
+    p->errmsg = m;
+    p->err = LTF_ERR_DATA_LOSS;
+    pthread_mutex_unlock(&p->job.pool->mu);
+    for (int i = 0; i < nd; i++) chunk_free(&drop[i], 0);
+}
+
+/* Check the data CRCs of the chunk just taken (p->cur): a corrupt record
+** is dropped under skip_corrupt, else the chunk ends before it (cut_at). */
+static void verify(tfr *p) {
+    chunk *c = &p->cur;
+    if (!c->crc) return;
+    int w = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (ltf_tfrecord_record_ok(c->s[i], c->crc[i])) {
+            c->s[w] = c->s[i];
+            c->off[w++] = c->off[i];
+        } else if (p->skip) {
+            ltf_string_release(c->s[i]);
+            p->cskipped++;
+        } else {
+            uint64_t at = c->off[i];
+            for (int k = i; k < c->n; k++) ltf_string_release(c->s[k]);
+            c->n = w;
+            cut_at(p, at);
+            break;
+        }
+    }
+    c->n = w;
+    free(c->crc);
+    c->crc = NULL;
+}
+
+/* Make p->cur hold unread records: 1, or 0 at the end. At the end the
+** worker's error is raised when 'may_raise', else kept for the next call
+** (l_next_batch holding records). */
+static int refill(lua_State *L, tfr *p, int may_raise) {
     if (p->curat < p->cur.n) return 1;
-    chunk_free(&p->cur, p->curat);
-    p->curat = 0;
     if (p->finished) return 0;
-    ltfL_rpool *pool = p->job.pool;
-    pthread_mutex_lock(&pool->mu);
-    while (p->qlen == 0 && !p->done) ltfL_rpool_wait(&p->job);
-    if (p->qlen) {
-        p->cur = p->q[p->qhead];
-        p->qhead = (p->qhead + 1) % QDEPTH;
-        p->qlen--;
-        if (tfr_runnable(&p->job)) ltfL_rpool_kick(pool);
+    for (;;) {
+        chunk_free(&p->cur, p->curat);
+        p->curat = 0;
+        ltfL_rpool *pool = p->job.pool;
+        pthread_mutex_lock(&pool->mu);
+        while (p->qlen == 0 && !p->done) ltfL_rpool_wait(&p->job);
+        if (p->qlen) {
+            p->cur = p->q[p->qhead];
+            p->qhead = (p->qhead + 1) % QDEPTH;
+            p->qlen--;
+            if (tfr_runnable(&p->job)) ltfL_rpool_kick(pool);
+            pthread_mutex_unlock(&pool->mu);
+            verify(p);
+            if (p->cur.n) return 1;
+            continue;   /* every record of the chunk went: the next one */
+        }
+        ltf_status err = p->err;
         pthread_mutex_unlock(&pool->mu);
-        return 1;
+        if (err && !may_raise) return 0;
+        p->finished = 1;
+        if (err) {
+            lua_pushstring(L, p->errmsg ? p->errmsg : "TFRecordDataset: read failed");
+            return ltfL_raise(L, err, lua_tostring(L, -1));
+        }
+        return 0;
     }
-    ltf_status err = p->err;
-    pthread_mutex_unlock(&pool->mu);
-    p->finished = 1;
-    if (err) {
-        lua_pushstring(L, p->errmsg ? p->errmsg : "TFRecordDataset: read failed");
-        return ltfL_raise(L, err, lua_tostring(L, -1));
-    }
-    return 0;
 }
 
 /* core.tfrecord_next(handle) -> scalar string tensor, offset; nothing at the end */
 static int l_next(lua_State *L) {
     tfr *p = checkreader(L, 1);
-    if (!refill(L, p)) return 0;
+    if (!refill(L, p, 1)) return 0;
     ltfL_box *b = ltfL_newbox(L);
     ltf_tensor *t = ltf_tensor_new(ltfL_ctx(L), LTF_DTYPE_STRING, 0, NULL);
     if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
@@ -294,7 +372,7 @@ static int l_next_many(lua_State *L) {
     tfr *p = checkreader(L, 1);
     lua_Integer n = luaL_checkinteger(L, 2);
     if (n < 1) return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: count must be >= 1");
-    if (!refill(L, p)) return 0;
+    if (!refill(L, p, 1)) return 0;
     lua_Integer k = p->cur.n - p->curat;
     if (k > n) k = n;
     lua_createtable(L, (int)k, 0);
@@ -317,7 +395,7 @@ static int l_next_batch(lua_State *L) {
     tfr *p = checkreader(L, 1);
     lua_Integer n = luaL_checkinteger(L, 2);
     if (n < 1) return ltfL_raise(L, LTF_ERR_INVALID_ARGUMENT, "TFRecordDataset: batch size must be >= 1");
-    if (!refill(L, p)) return 0;
+    if (!refill(L, p, 1)) return 0;
     size_t cap = (size_t)(n < 4096 ? n : 4096), k = 0;
     /* collect the records' strings (ownership moves to the tensor) */
     ltf_string **acc = malloc(sizeof(ltf_string *) * cap);
@@ -339,18 +417,18 @@ static int l_next_batch(lua_State *L) {
             p->cur.s[p->curat++] = NULL;
         }
         if ((lua_Integer)k < n) {
-            /* the worker ended: an error after some records hands these out
-            ** and raises on the next call; refill may raise only with k == 0 */
-            pthread_mutex_lock(&p->job.pool->mu);
-            int ended = p->qlen == 0 && p->done;
-            pthread_mutex_unlock(&p->job.pool->mu);
-            if (ended && k > 0) break;
-            if (ended) {
+            /* an error after some records hands these out and raises on the
+            ** next call: refill raises only with k == 0 (acc freed first) */
+            if (k == 0) {
                 free(acc);
                 acc = NULL;
             }
-            more = refill(L, p);
+            more = refill(L, p, k == 0);
             if (!more) break;
+            if (!acc) {
+                acc = malloc(sizeof(ltf_string *) * cap);
+                if (!acc) return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory");
+            }
         }
     }
     int64_t dim = (int64_t)k;
@@ -373,7 +451,7 @@ static int l_skipped(lua_State *L) {
     pthread_mutex_lock(&p->job.pool->mu);
     int done = p->done;
     pthread_mutex_unlock(&p->job.pool->mu);
-    lua_pushinteger(L, done ? (lua_Integer)ltf_tfrecord_reader_skipped(p->r) : 0);
+    lua_pushinteger(L, done ? (lua_Integer)(ltf_tfrecord_reader_skipped(p->r) + p->cskipped) : 0);
     return 1;
 }
 
@@ -399,6 +477,12 @@ static int l_reader_close(lua_State *L) {
 }
 
 /* core.tfrecord_masked_crc(bytes) -> integer */
+/* core.string_blocks_live() -> string blocks in use in the process (specs) */
+static int l_blocks_live(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)ltf_string_blocks_live());
+    return 1;
+}
+
 static int l_masked_crc(lua_State *L) {
     size_t n;
     const char *s = luaL_checklstring(L, 1, &n);
@@ -420,6 +504,7 @@ static const luaL_Reg tfrecord_fns[] = {
     {"tfrecord_reader_close", l_reader_close},
     {"tfrecord_ready", l_ready},
     {"tfrecord_masked_crc", l_masked_crc},
+    {"string_blocks_live", l_blocks_live},
     {NULL, NULL}
 };
 

@@ -395,8 +395,10 @@ ltf_status ltf_tfrecord_reader_open_memory(ltf_ctx *ctx, const void *bytes, size
     return LTF_OK;
 }
 
-ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len, uint64_t *offset) {
-    if (!r || !data || !len) return LTF_ERR_INVALID_ARGUMENT;
+/* The next record; with 'crc' its data's stored masked CRC goes there,
+** unchecked (ltf_tfrecord_record_ok checks it later, on another thread). */
+static ltf_status reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len, uint64_t *offset,
+                              uint32_t *crc) {
     for (;;) {
         if (r->dead) return LTF_ERR_OUT_OF_RANGE;
         uint64_t at = r->pos;
@@ -427,7 +429,8 @@ ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, s
         h = r->buf + r->beg;
         r->beg += 16 + (size_t)n;
         r->pos += 16 + n;
-        if (ltf_tfrecord_masked_crc(h + 12, (size_t)n) != get_le32(h + 12 + n)) {
+        if (crc) *crc = get_le32(h + 12 + n);
+        else if (ltf_tfrecord_masked_crc(h + 12, (size_t)n) != get_le32(h + 12 + n)) {
             if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->skipped++; continue; }
             return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
                             "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
@@ -440,11 +443,21 @@ ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, s
     }
 }
 
+ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len, uint64_t *offset) {
+    if (!r || !data || !len) return LTF_ERR_INVALID_ARGUMENT;
+    return reader_next(r, data, len, offset, NULL);
+}
+
+int ltf_tfrecord_record_ok(const ltf_string *s, uint32_t crc) {
+    return ltf_tfrecord_masked_crc(s ? s->bytes : "", s ? s->len : 0) == crc;
+}
+
 _Static_assert(offsetof(ltf_string, bytes) == 12, "a TFRecord header is a string header's size");
 
 /* next_strings over ltf_tfrecord_reader_next, copying into a slab (about
 ** 128 KB of records, a bigger record as a string of its own). */
-static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max, int *count) {
+static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, uint32_t *crcs,
+                                    int max, int *count) {
     ltf_string_slab *slab = ltf_string_slab_new((1u << 17) + (1u << 16));
     if (!slab) return ltf_fail_oom(r->ctx, "TFRecordDataset: records", (1u << 17) + (1u << 16));
     ltf_status st = LTF_OK;
@@ -453,7 +466,7 @@ static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, ui
         const void *d;
         size_t len;
         uint64_t off;
-        st = ltf_tfrecord_reader_next(r, &d, &len, &off);
+        st = reader_next(r, &d, &len, &off, crcs ? &crcs[n] : NULL);
         if (st) break;
         ltf_string *s = NULL;
         if (len) {
@@ -474,17 +487,17 @@ static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, ui
     return st;
 }
 
-ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max,
-                                            int *count) {
+static ltf_status next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, uint32_t *crcs, int max,
+                               int *count) {
     const size_t cap = LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD;
     if (count) *count = 0;
     if (!r || !out || !count || max < 1) return LTF_ERR_INVALID_ARGUMENT;
-    if (!r->blocks) return next_strings_copy(r, out, offs, max, count);
+    if (!r->blocks) return next_strings_copy(r, out, offs, crcs, max, count);
     if (r->dead) return LTF_ERR_OUT_OF_RANGE;
     size_t pend = r->end - r->beg;
     /* a big record (or many bytes the copying path buffered): copy them */
     if (pend > cap / 2 || (pend >= 8 && get_le64(r->buf + r->beg) > cap / 2))
-        return next_strings_copy(r, out, offs, max, count);
+        return next_strings_copy(r, out, offs, crcs, max, count);
     ltf_string_block *blk = ltf_string_block_new();
     if (!blk) return ltf_fail_oom(r->ctx, "TFRecordDataset: string block", LTF_STRING_BLOCK_SIZE);
     unsigned char *d = ltf_string_block_data(blk);
@@ -526,7 +539,8 @@ ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string *
             if (!r->eof) break;
             goto truncated;
         }
-        if (ltf_tfrecord_masked_crc(h + 12, (size_t)len) != get_le32(h + 12 + len)) {
+        if (crcs) crcs[n] = get_le32(h + 12 + len);   /* before the string's NUL covers its first byte */
+        else if (ltf_tfrecord_masked_crc(h + 12, (size_t)len) != get_le32(h + 12 + len)) {
             if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) {
                 r->skipped++;
                 p += 16 + (size_t)len;
@@ -584,9 +598,21 @@ ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string *
     if (st) return st;
     if (n == 0) {
         if (r->dead || (r->eof && r->end == r->beg)) return LTF_ERR_OUT_OF_RANGE;
-        return ltf_tfrecord_reader_next_strings(r, out, offs, max, count);  /* a record bigger than a block */
+        return next_strings(r, out, offs, crcs, max, count);  /* a record bigger than a block */
     }
     return LTF_OK;
+}
+
+ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max,
+                                            int *count) {
+    return next_strings(r, out, offs, NULL, max, count);
+}
+
+ltf_status ltf_tfrecord_reader_next_strings_unchecked(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs,
+                                                      uint32_t *crcs, int max, int *count) {
+    if (count) *count = 0;
+    if (!crcs) return LTF_ERR_INVALID_ARGUMENT;
+    return next_strings(r, out, offs, crcs, max, count);
 }
 
 uint64_t ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r) { return r ? r->skipped : 0; }

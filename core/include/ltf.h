@@ -410,6 +410,10 @@ LTF_API ltf_string_block *ltf_string_block_new(void);
 LTF_API unsigned char    *ltf_string_block_data(ltf_string_block *b);
 LTF_API ltf_string       *ltf_string_block_adopt(ltf_string_block *b, size_t at, size_t len);
 LTF_API void              ltf_string_block_done(ltf_string_block *b);
+/* String blocks in use in this process (made, and not yet freed by their
+** last string and ltf_string_block_done): readers' specs check that none
+** stay behind. */
+LTF_API int64_t           ltf_string_blocks_live(void);
 /* }==== */
 
 /* {==== Op attributes: a plain value (copied, compared bytewise) */
@@ -800,6 +804,15 @@ LTF_API ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void *
 ** LTF_ERR_OUT_OF_RANGE with *count == 0 at the end. */
 LTF_API ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs,
                                                     int max, int *count);
+/* The same without checking the records' data CRCs: crcs[i] gets record
+** i's stored masked CRC, which ltf_tfrecord_record_ok checks later (so that
+** a reader thread only reads and frames, and the consumer checks what it
+** takes). The length CRCs are checked here; data CRC failures are neither
+** reported nor counted as skipped (the caller does both). */
+LTF_API ltf_status ltf_tfrecord_reader_next_strings_unchecked(ltf_tfrecord_reader *r, ltf_string **out,
+                                                              uint64_t *offs, uint32_t *crcs, int max, int *count);
+/* Whether record 's' (NULL: empty) matches its stored masked CRC 'crc'. */
+LTF_API int        ltf_tfrecord_record_ok(const ltf_string *s, uint32_t crc);
 /* Records skipped so far under LTF_TFRECORD_SKIP_CORRUPT. */
 LTF_API uint64_t   ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r);
 /* Close and free (NULL is a no-op). */
