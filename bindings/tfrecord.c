@@ -104,9 +104,11 @@ static int writer_gc(lua_State *L) {
 typedef struct chunk {
     ltf_string **s;   /* NULL entries: empty records */
     uint64_t *off;
-    uint32_t *crc;    /* the records' stored data CRCs, still to check (the Lua side does); NULL: checked */
+    uint32_t *crc;    /* the records' stored data CRCs */
     int n;
+    int unchecked;    /* crc still to check (the Lua side does, verify) */
 } chunk;
+#define NSPARE 4      /* chunks' arrays kept for reuse per reader (a malloc/free per chunk faulted fresh heap pages) */
 
 typedef struct tfr {
     ltfL_rjob job;            /* first: the pool's view */
@@ -131,6 +133,10 @@ typedef struct tfr {
     int skip;                 /* skip_corrupt */
     uint64_t cskipped;        /* records the Lua side skipped (data CRC) */
     char *name;               /* the file, for errors */
+    chunk spare[NSPARE];      /* under the lock: emptied chunks' arrays */
+    int nspare;
+    size_t gc_read;           /* record bytes since the reader's last full collection (gc_account) */
+    size_t gc_keep;           /* the bytes to wait for (doubled while the records are kept) */
 } tfr;
 
 typedef struct tfr_box { tfr *p; } tfr_box;
@@ -158,8 +164,15 @@ static int tfr_runnable(ltfL_rjob *j) {
 ** of the file read in place, or a slab of copies (core/tfrecord.c). */
 static void tfr_produce(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
-    chunk c = {malloc(sizeof(ltf_string *) * CHUNK_RECORDS), malloc(sizeof(uint64_t) * CHUNK_RECORDS),
-               malloc(sizeof(uint32_t) * CHUNK_RECORDS), 0};
+    chunk c = {0};
+    pthread_mutex_lock(&p->job.pool->mu);
+    if (p->nspare) c = p->spare[--p->nspare];
+    pthread_mutex_unlock(&p->job.pool->mu);
+    if (!c.s) {
+        c.s = malloc(sizeof(ltf_string *) * CHUNK_RECORDS);
+        c.off = malloc(sizeof(uint64_t) * CHUNK_RECORDS);
+        c.crc = malloc(sizeof(uint32_t) * CHUNK_RECORDS);
+    }
     if (!c.s || !c.off || !c.crc) {
         chunk_free(&c, 0);
         p->sst = LTF_ERR_RESOURCE_EXHAUSTED;
@@ -169,6 +182,7 @@ static void tfr_produce(ltfL_rjob *j) {
     /* the data CRCs are checked by the Lua side as it takes the chunk: this
     ** thread, the slower side, only reads and frames */
     ltf_status st = ltf_tfrecord_reader_next_strings_unchecked(p->r, c.s, c.off, c.crc, CHUNK_RECORDS, &c.n);
+    c.unchecked = 1;
     int end = st != LTF_OK;
     if (st == LTF_ERR_OUT_OF_RANGE) st = LTF_OK;
     p->sc = c;
@@ -209,6 +223,7 @@ static void tfr_free(tfr *p) {
     for (int i = 0; i < p->qlen; i++) chunk_free(&p->q[(p->qhead + i) % QDEPTH], 0);
     chunk_free(&p->cur, p->curat);
     chunk_free(&p->sc, 0);
+    for (int i = 0; i < p->nspare; i++) chunk_free(&p->spare[i], 0);
     ltf_tfrecord_reader_close(p->r);
     if (p->wctx) ltf_ctx_release(p->wctx);
     free(p->errmsg);
@@ -259,14 +274,44 @@ static int l_reader_open(lua_State *L) {
 }
 
 /* The collector learns of the records' bytes (a string tensor's own size is
-** its pointers): batches then die at the pace they are read, and their
-** string blocks are reused while still mapped instead of piling up. */
-static void gc_account(lua_State *L, ltf_string *const *s, size_t n) {
+** its pointers), and the reader asks for a full collection every
+** GC_READ_MIN bytes of records: Lua 5.4's generational collector frees
+** boxes with finalizers only in full collections, which tensor memory paces
+** at 24 MB (bindings/tensor.c), and a batch's string blocks go back to the
+** reader only when its box is freed. Blocks reused a few MB later are still
+** in the caches, where the reader's read() writes into them (fewer cache
+** misses in its copy, the slower side of the pipeline). The pace adapts:
+** it waits for 8 times the Lua heap's bytes when that is more (a full
+** collection walks the heap: a program with a big heap keeps the tensors'
+** own pace), and a program that keeps the records (a collection frees less
+** than half of the bytes read since the last one) doubles the wait, up to
+** the tensors' own pace. (The collection's time is no measure of the walk:
+** most of it is freeing the dead batches, due anyway.) */
+#define GC_READ_MIN ((size_t)4 << 20)
+#define GC_READ_MAX ((size_t)24 << 20)
+static void gc_account(lua_State *L, tfr *p, ltf_string *const *s, size_t n) {
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) bytes += s[i] ? s[i]->len : 0;
     ltfL_state *st = ltfL_S(L);
     st->gc_pending += bytes;
     st->gc_step += bytes;
+    p->gc_read += bytes;
+    if (p->gc_keep == 0) p->gc_keep = GC_READ_MIN;
+    if (p->gc_read < p->gc_keep || st->gc_pending < st->gc_base) return;
+    if (p->gc_read < (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 * 8) return;
+    int64_t before = ltf_string_blocks_live();
+    size_t read = p->gc_read;
+    lua_gc(L, LUA_GCCOLLECT);
+    ltf_memory_stats m;
+    ltf_ctx_memory_stats(st->ctx, &m);
+    st->gc_pending = 0;
+    st->gc_base = m.live_bytes;
+    p->gc_read = 0;
+    int64_t freed = before - ltf_string_blocks_live();
+    if (freed < 0 || (size_t)freed * LTF_STRING_BLOCK_SIZE * 2 < read) {
+        p->gc_keep *= 2;
+        if (p->gc_keep > GC_READ_MAX) p->gc_keep = GC_READ_MAX;
+    } else p->gc_keep = GC_READ_MIN;
 }
 
 /* The reader stops at a corrupt record the Lua side found: the queued
@@ -295,7 +340,7 @@ static void cut_at(tfr *p, uint64_t at) {
 ** is dropped under skip_corrupt, else the chunk ends before it (cut_at). */
 static void verify(tfr *p) {
     chunk *c = &p->cur;
-    if (!c->crc) return;
+    if (!c->unchecked) return;
     int w = 0;
     for (int i = 0; i < c->n; i++) {
         if (ltf_tfrecord_record_ok(c->s[i], c->crc[i])) {
@@ -313,8 +358,7 @@ static void verify(tfr *p) {
         }
     }
     c->n = w;
-    free(c->crc);
-    c->crc = NULL;
+    c->unchecked = 0;
 }
 
 /* Make p->cur hold unread records: 1, or 0 at the end. At the end the
@@ -324,10 +368,13 @@ static int refill(lua_State *L, tfr *p, int may_raise) {
     if (p->curat < p->cur.n) return 1;
     if (p->finished) return 0;
     for (;;) {
-        chunk_free(&p->cur, p->curat);
-        p->curat = 0;
+        for (int i = p->curat; i < p->cur.n; i++) ltf_string_release(p->cur.s[i]);
+        p->cur.n = p->curat = 0;
         ltfL_rpool *pool = p->job.pool;
         pthread_mutex_lock(&pool->mu);
+        if (p->cur.s && p->nspare < NSPARE) p->spare[p->nspare++] = p->cur;
+        else chunk_free(&p->cur, 0);
+        memset(&p->cur, 0, sizeof p->cur);
         while (p->qlen == 0 && !p->done) ltfL_rpool_wait(&p->job);
         if (p->qlen) {
             p->cur = p->q[p->qhead];
@@ -360,7 +407,7 @@ static int l_next(lua_State *L) {
     if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
     ((ltf_string **)ltf_tensor_data(t))[0] = p->cur.s[p->curat];
     lua_pushinteger(L, (lua_Integer)p->cur.off[p->curat]);
-    gc_account(L, &p->cur.s[p->curat], 1);
+    gc_account(L, p, &p->cur.s[p->curat], 1);
     p->cur.s[p->curat++] = NULL;
     ltfL_fillbox(L, b, t);
     return 2;
@@ -382,7 +429,7 @@ static int l_next_many(lua_State *L) {
         ltf_tensor *t = ltf_tensor_new(ctx, LTF_DTYPE_STRING, 0, NULL);
         if (!t) return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
         ((ltf_string **)ltf_tensor_data(t))[0] = p->cur.s[p->curat];
-        gc_account(L, &p->cur.s[p->curat], 1);
+        gc_account(L, p, &p->cur.s[p->curat], 1);
         p->cur.s[p->curat++] = NULL;
         ltfL_fillbox(L, b, t);
         lua_rawseti(L, -2, i);
@@ -440,7 +487,7 @@ static int l_next_batch(lua_State *L) {
         return ltfL_raisectx(L, LTF_ERR_RESOURCE_EXHAUSTED);
     }
     if (k) memcpy(ltf_tensor_data(t), acc, sizeof(ltf_string *) * k);
-    gc_account(L, acc, k);
+    gc_account(L, p, acc, k);
     free(acc);
     ltfL_fillbox(L, b, t);
     return 1;
