@@ -30,7 +30,8 @@
 #define LTFL_TFW "tf.TFRecordWriterHandle"
 #define LTFL_TFR "tf.TFRecordReaderHandle"
 #define QDEPTH 16
-#define CHUNK_RECORDS 8192
+#define CHUNK_RECORDS LTF_TFRECORD_BLOCK_RECORDS   /* a block's most records (16384) */
+#define NSLOT 16      /* block mode: blocks read ahead of the framing */
 #define WAKE_AT 4   /* a consumer waiting on an empty queue is woken at this many chunks (fewer wake-ups) */
 
 /* {==== writer */
@@ -137,6 +138,21 @@ typedef struct tfr {
     int nspare;
     size_t gc_read;           /* record bytes since the reader's last full collection (gc_account) */
     size_t gc_keep;           /* the bytes to wait for (doubled while the records are kept) */
+    /* block mode (a plain uncompressed file): blocks are read by the pool
+    ** thread and, when it would wait, by the Lua side too, and framed by
+    ** the Lua side in order; under the lock */
+    int bw;
+    struct {
+        ltf_string_block *b;
+        int64_t got;
+        int state;            /* 0 free, 1 being read, 2 read */
+    } slot[NSLOT];
+    uint64_t take;            /* the next block to frame */
+    uint64_t claim;           /* the next block to read */
+    uint64_t stop_at;         /* no block from here on is read (one before it was short: the end) */
+    uint64_t sidx;            /* the pool thread's block while job.busy (UINT64_MAX: none) */
+    ltf_string_block *sblk;
+    int64_t sgot;
 } tfr;
 
 typedef struct tfr_box { tfr *p; } tfr_box;
@@ -152,9 +168,17 @@ static void chunk_free(chunk *c, int from) {
     c->n = 0;
 }
 
+static int bw_claimable(tfr *p) { return p->claim < p->take + NSLOT && p->claim < p->stop_at; }
+
 static int tfr_runnable(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
     if (p->done) return 0;
+    if (p->bw) {   /* a full window: the pool thread resumes at half (the Lua side reads meanwhile when it would wait) */
+        if (p->filled && p->claim >= p->take + NSLOT / 2) return 0;
+        p->filled = 0;
+        if (p->claim >= p->take + NSLOT) p->filled = 1;
+        return bw_claimable(p);
+    }
     if (p->filled && p->qlen > QDEPTH / 2) return 0;
     p->filled = 0;
     return p->qlen < QDEPTH;
@@ -164,6 +188,19 @@ static int tfr_runnable(ltfL_rjob *j) {
 ** of the file read in place, or a slab of copies (core/tfrecord.c). */
 static void tfr_produce(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
+    if (p->bw) {   /* read the next unclaimed block */
+        uint64_t idx = UINT64_MAX;
+        pthread_mutex_lock(&p->job.pool->mu);
+        if (!p->done && bw_claimable(p)) {
+            idx = p->claim++;
+            p->slot[idx % NSLOT].state = 1;
+        }
+        pthread_mutex_unlock(&p->job.pool->mu);
+        p->sidx = idx;
+        p->sblk = NULL;
+        if (idx != UINT64_MAX) p->sgot = ltf_tfrecord_read_block(p->r, idx, &p->sblk);
+        return;
+    }
     chunk c = {0};
     pthread_mutex_lock(&p->job.pool->mu);
     if (p->nspare) c = p->spare[--p->nspare];
@@ -191,8 +228,31 @@ static void tfr_produce(ltfL_rjob *j) {
 }
 
 /* Under the lock: queue the chunk, note the end and the error. */
+/* Under the lock: block 'idx' was read (got bytes, or -errno). */
+static void bw_filled(tfr *p, uint64_t idx, ltf_string_block *b, int64_t got) {
+    if (p->done) {   /* the Lua side ended: nobody frames it */
+        ltf_string_block_done(b);
+        p->slot[idx % NSLOT].state = 0;
+        return;
+    }
+    p->slot[idx % NSLOT].b = b;
+    p->slot[idx % NSLOT].got = got;
+    p->slot[idx % NSLOT].state = 2;
+    if (got < (int64_t)LTF_TFRECORD_BLOCK_FILE_BYTES && idx + 1 < p->stop_at) p->stop_at = idx + 1;
+}
+
 static void tfr_publish(ltfL_rjob *j) {
     tfr *p = (tfr *)j;
+    if (p->bw) {
+        if (p->sidx == UINT64_MAX) return;
+        if (j->stop) ltf_string_block_done(p->sblk);
+        else bw_filled(p, p->sidx, p->sblk, p->sgot);
+        /* a Lua side blocked on another block sleeps on */
+        j->quiet = j->waiting && p->sidx != p->take;
+        p->sblk = NULL;
+        p->sidx = UINT64_MAX;
+        return;
+    }
     chunk c = p->sc;
     memset(&p->sc, 0, sizeof p->sc);
     if (j->stop || p->cut) {
@@ -224,6 +284,8 @@ static void tfr_free(tfr *p) {
     chunk_free(&p->cur, p->curat);
     chunk_free(&p->sc, 0);
     for (int i = 0; i < p->nspare; i++) chunk_free(&p->spare[i], 0);
+    for (int i = 0; i < NSLOT; i++)
+        if (p->slot[i].state == 2) ltf_string_block_done(p->slot[i].b);
     ltf_tfrecord_reader_close(p->r);
     if (p->wctx) ltf_ctx_release(p->wctx);
     free(p->errmsg);
@@ -263,6 +325,9 @@ static int l_reader_open(lua_State *L) {
     if (!p->wctx) return ltfL_raise(L, LTF_ERR_RESOURCE_EXHAUSTED, "TFRecordDataset: out of memory for a context");
     ltf_status st = ltf_tfrecord_reader_open(p->wctx, path, comp, (size_t)bs, skip ? LTF_TFRECORD_SKIP_CORRUPT : 0, &p->r);
     if (st) return ltfL_raise(L, st, ltf_ctx_error(p->wctx));
+    p->bw = ltf_tfrecord_reader_blockwise(p->r);
+    p->stop_at = UINT64_MAX;
+    p->sidx = UINT64_MAX;
     if (pool) ltfL_rpool_attach(pool, &p->job);
     else {
         ltfL_rpool *own = ltfL_rpool_new(1);
@@ -361,6 +426,86 @@ static void verify(tfr *p) {
     c->unchecked = 0;
 }
 
+/* Block mode: frame the next block into p->cur (the Lua side). 1: records
+** there; 0: none from this block (go on); -1: the end or an error (p->done,
+** p->err). The Lua side reads the block due next itself when the pool
+** thread is not on it (parked at a full window, or busy with the pool's
+** other files), and waits while it is. (Reading a later block meanwhile
+** made the Lua side, whose framing, CRC checks and collections cost about
+** as much as the reading here, the slower side.) */
+static int bw_next(tfr *p) {
+    ltfL_rpool *pool = p->job.pool;
+    if (!p->cur.s) {
+        p->cur.s = malloc(sizeof(ltf_string *) * CHUNK_RECORDS);
+        p->cur.off = malloc(sizeof(uint64_t) * CHUNK_RECORDS);
+        p->cur.crc = malloc(sizeof(uint32_t) * CHUNK_RECORDS);
+        if (!p->cur.s || !p->cur.off || !p->cur.crc) {
+            chunk_free(&p->cur, 0);
+            pthread_mutex_lock(&pool->mu);
+            if (!p->done) {
+                p->done = 1;
+                p->err = LTF_ERR_RESOURCE_EXHAUSTED;
+                free(p->errmsg);
+                p->errmsg = strdup("TFRecordDataset: out of memory for a record");
+            }
+            pthread_mutex_unlock(&pool->mu);
+            return -1;
+        }
+    }
+    pthread_mutex_lock(&pool->mu);
+    for (;;) {
+        if (p->done) {
+            pthread_mutex_unlock(&pool->mu);
+            return -1;
+        }
+        if (p->slot[p->take % NSLOT].state == 2) break;
+        if (bw_claimable(p) && p->claim == p->take) {   /* the due block, when the pool thread is not on it */
+            uint64_t idx = p->claim++;
+            p->slot[idx % NSLOT].state = 1;
+            pthread_mutex_unlock(&pool->mu);
+            ltf_string_block *b = NULL;
+            int64_t got = ltf_tfrecord_read_block(p->r, idx, &b);
+            pthread_mutex_lock(&pool->mu);
+            bw_filled(p, idx, b, got);
+            continue;
+        }
+        if (p->take >= p->stop_at) {   /* cannot happen: the short block before ended the framing */
+            p->done = 1;
+            continue;
+        }
+        ltfL_rpool_wait(&p->job);
+    }
+    int i = (int)(p->take % NSLOT);
+    ltf_string_block *b = p->slot[i].b;
+    int64_t got = p->slot[i].got;
+    p->slot[i].b = NULL;
+    p->slot[i].state = 0;
+    p->take++;
+    if (tfr_runnable(&p->job)) ltfL_rpool_kick(pool);
+    pthread_mutex_unlock(&pool->mu);
+    int n = 0, ended = 0;
+    ltf_status st = ltf_tfrecord_reader_frame_block(p->r, b, got, p->cur.s, p->cur.off, p->cur.crc, CHUNK_RECORDS,
+                                                    &n, &ended);
+    p->cur.n = n;
+    p->cur.unchecked = 1;
+    p->curat = 0;
+    if (ended || (st != LTF_OK && st != LTF_ERR_OUT_OF_RANGE)) {
+        pthread_mutex_lock(&pool->mu);
+        if (!p->done) {
+            p->done = 1;
+            if (st != LTF_OK && st != LTF_ERR_OUT_OF_RANGE) {
+                p->err = st;
+                const char *m = ltf_ctx_error(p->wctx);
+                free(p->errmsg);
+                p->errmsg = strdup(m && *m ? m : "TFRecordDataset: read failed");
+            }
+        }
+        pthread_mutex_unlock(&pool->mu);
+    }
+    verify(p);   /* a corrupt record before a framing error comes first */
+    return p->cur.n ? 1 : ended ? -1 : 0;
+}
+
 /* Make p->cur hold unread records: 1, or 0 at the end. At the end the
 ** worker's error is raised when 'may_raise', else kept for the next call
 ** (l_next_batch holding records). */
@@ -372,9 +517,17 @@ static int refill(lua_State *L, tfr *p, int may_raise) {
         p->cur.n = p->curat = 0;
         ltfL_rpool *pool = p->job.pool;
         pthread_mutex_lock(&pool->mu);
-        if (p->cur.s && p->nspare < NSPARE) p->spare[p->nspare++] = p->cur;
-        else chunk_free(&p->cur, 0);
-        memset(&p->cur, 0, sizeof p->cur);
+        if (p->bw) {   /* keep the arrays: the next block's records go there */
+            pthread_mutex_unlock(&pool->mu);
+            int r = bw_next(p);
+            if (r > 0) return 1;
+            if (r == 0) continue;
+            pthread_mutex_lock(&pool->mu);
+        } else {
+            if (p->cur.s && p->nspare < NSPARE) p->spare[p->nspare++] = p->cur;
+            else chunk_free(&p->cur, 0);
+            memset(&p->cur, 0, sizeof p->cur);
+        }
         while (p->qlen == 0 && !p->done) ltfL_rpool_wait(&p->job);
         if (p->qlen) {
             p->cur = p->q[p->qhead];
@@ -509,7 +662,7 @@ static int l_ready(lua_State *L) {
     int r = p->curat < p->cur.n || p->finished;
     if (!r) {
         pthread_mutex_lock(&p->job.pool->mu);
-        r = p->qlen > 0 || p->done;
+        r = p->qlen > 0 || p->done || (p->bw && p->slot[p->take % NSLOT].state == 2);
         pthread_mutex_unlock(&p->job.pool->mu);
     }
     lua_pushboolean(L, r);

@@ -615,6 +615,201 @@ ltf_status ltf_tfrecord_reader_next_strings_unchecked(ltf_tfrecord_reader *r, lt
     return next_strings(r, out, offs, crcs, max, count);
 }
 
+/* {===== block-parallel reading (ltf.h: ltf_tfrecord_read_block) */
+#define GAP LTF_TFRECORD_BLOCK_GAP
+#define FILE_BYTES LTF_TFRECORD_BLOCK_FILE_BYTES
+_Static_assert(FILE_BYTES % 8 == 0 && GAP % 8 == 0 && GAP >= 16, "block layout keeps 8-aligned records in place");
+
+int ltf_tfrecord_reader_blockwise(const ltf_tfrecord_reader *r) { return r && r->blocks; }
+
+int64_t ltf_tfrecord_read_block(const ltf_tfrecord_reader *r, uint64_t index, ltf_string_block **out) {
+    *out = NULL;
+    if (!r || !r->blocks) return -EINVAL;
+    if (index > ((uint64_t)1 << 62) / FILE_BYTES) return 0;
+    ltf_string_block *b = ltf_string_block_new();
+    if (!b) return -ENOMEM;
+    unsigned char *d = ltf_string_block_data(b) + GAP;
+    off_t at = (off_t)(index * FILE_BYTES);
+    size_t have = 0;
+    while (have < FILE_BYTES) {
+        ssize_t k = pread(r->fd, d + have, FILE_BYTES - have, at + (off_t)have);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            int e = errno;
+            ltf_string_block_done(b);
+            return -(e ? e : EIO);
+        }
+        if (k == 0) break;
+        have += (size_t)k;
+    }
+    *out = b;
+    return (ssize_t)have;
+}
+
+/* Append n bytes to the carry (r->buf[beg, end)), growing it by doubling:
+** only bytes that arrived are kept, so a hostile length costs at most twice
+** the file. */
+static int carry_append(ltf_tfrecord_reader *r, const unsigned char *src, size_t n) {
+    if (r->beg) {
+        memmove(r->buf, r->buf + r->beg, r->end - r->beg);
+        r->end -= r->beg;
+        r->beg = 0;
+    }
+    if (r->cap - r->end < n) {
+        size_t nc = r->cap ? r->cap : 64;
+        while (nc - r->end < n) {
+            if (nc > SIZE_MAX / 2) return 0;
+            nc *= 2;
+        }
+        unsigned char *nb = realloc(r->buf, nc);
+        if (!nb) return 0;
+        r->buf = nb;
+        r->cap = nc;
+    }
+    memcpy(r->buf + r->end, src, n);
+    r->end += n;
+    return 1;
+}
+
+ltf_status ltf_tfrecord_reader_frame_block(ltf_tfrecord_reader *r, ltf_string_block *blk, int64_t got,
+                                           ltf_string **out, uint64_t *offs, uint32_t *crcs, int max, int *count,
+                                           int *ended) {
+    if (count) *count = 0;
+    if (ended) *ended = 0;
+    if (!r || !r->blocks || !out || !offs || !count || !ended || max < LTF_TFRECORD_BLOCK_RECORDS) {
+        ltf_string_block_done(blk);
+        return LTF_ERR_INVALID_ARGUMENT;
+    }
+    if (r->dead || r->eof) {
+        ltf_string_block_done(blk);
+        *ended = 1;
+        return LTF_ERR_OUT_OF_RANGE;
+    }
+    if (got < 0 || !blk) {
+        ltf_string_block_done(blk);
+        r->dead = 1;
+        *ended = 1;
+        if (got == -ENOMEM || !blk) return ltf_fail_oom(r->ctx, "TFRecordDataset: string block", LTF_STRING_BLOCK_SIZE);
+        return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: read failed: %s", r->name, strerror((int)-got));
+    }
+    int last = (size_t)got < FILE_BYTES;
+    unsigned char *d = ltf_string_block_data(blk);
+    size_t have = GAP + (size_t)got, p;
+    size_t carry = r->end - r->beg;
+    ltf_status st = LTF_OK;
+    int n = 0;
+    if (carry > GAP) {
+        /* a record bigger than the gap: its bytes gather in the carry (its
+        ** length's CRC was checked when its header first came) */
+        uint64_t len = get_le64(r->buf + r->beg);
+        uint64_t need = 16 + len - carry;
+        size_t take = need < (uint64_t)got ? (size_t)need : (size_t)got;
+        if (!carry_append(r, d + GAP, take)) {
+            ltf_string_block_done(blk);
+            r->dead = 1;
+            *ended = 1;
+            return ltf_fail_oom(r->ctx, "TFRecordDataset: record buffer", r->end - r->beg + take);
+        }
+        p = GAP + take;
+        if (take == need) {
+            const unsigned char *h = r->buf + r->beg;
+            uint32_t want = get_le32(h + 12 + len);
+            if (!crcs && ltf_tfrecord_masked_crc(h + 12, (size_t)len) != want) {
+                if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) r->skipped++;
+                else {
+                    r->dead = 1;
+                    st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                                  "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
+                                  r->name, (unsigned long long)r->pos);
+                }
+            } else {
+                ltf_string *sr = ltf_string_new((const char *)h + 12, (size_t)len);
+                if (!sr) {
+                    r->dead = 1;
+                    st = ltf_fail_oom(r->ctx, "TFRecordDataset: a record", (size_t)len);
+                } else {
+                    out[0] = sr;
+                    offs[0] = r->pos;
+                    if (crcs) crcs[0] = want;
+                    n = 1;
+                }
+            }
+            r->pos += 16 + len;
+            r->beg = r->end = 0;
+        }
+    } else {
+        /* the carried head of a record goes into the gap, before the bytes that follow it */
+        if (carry) memcpy(d + GAP - carry, r->buf + r->beg, carry);
+        r->beg = r->end = 0;
+        p = GAP - carry;
+    }
+    while (st == LTF_OK && !r->dead && p < have && n < max) {
+        uint64_t at = r->pos;
+        size_t left = have - p;
+        const unsigned char *h = d + p;
+        if (left < 12) break;
+        uint64_t len = get_le64(h);
+        if (ltf_tfrecord_masked_crc(h, 8) != get_le32(h + 8)) {
+            r->dead = 1;
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->skipped++; break; }
+            st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                          "TFRecordDataset: %s: corrupted record at %llu (the length's checksum does not match)",
+                          r->name, (unsigned long long)at);
+            break;
+        }
+        if (left < 16 || len > left - 16) break;   /* it goes on in the next block */
+        uint32_t want = get_le32(h + 12 + len);
+        if (!crcs && ltf_tfrecord_masked_crc(h + 12, (size_t)len) != want) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) {
+                r->skipped++;
+                p += 16 + (size_t)len;
+                r->pos += 16 + len;
+                continue;
+            }
+            r->dead = 1;
+            st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                          "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
+                          r->name, (unsigned long long)at);
+            break;
+        }
+        ltf_string *sr = NULL;
+        if (len) {
+            if ((p & 7) == 0) sr = ltf_string_block_adopt(blk, p, (size_t)len);  /* in place */
+            if (!sr) sr = ltf_string_new((const char *)h + 12, (size_t)len);
+            if (!sr) {
+                r->dead = 1;
+                st = ltf_fail_oom(r->ctx, "TFRecordDataset: a record", (size_t)len);
+                break;
+            }
+        }
+        out[n] = sr;
+        offs[n] = at;
+        if (crcs) crcs[n] = want;
+        n++;
+        p += 16 + (size_t)len;
+        r->pos += 16 + len;
+    }
+    if (st == LTF_OK && !r->dead && p < have && !carry_append(r, d + p, have - p)) {
+        r->dead = 1;
+        st = ltf_fail_oom(r->ctx, "TFRecordDataset: record buffer", have - p);
+    }
+    ltf_string_block_done(blk);
+    if (st == LTF_OK && !r->dead && last) {
+        r->eof = 1;
+        if (r->end > r->beg) {   /* the file ends inside a record */
+            r->dead = 1;
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) r->skipped++;
+            else
+                st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: truncated record at %llu", r->name,
+                              (unsigned long long)r->pos);
+        }
+    }
+    *count = n;
+    if (r->dead || r->eof) *ended = 1;
+    return st;
+}
+/* }===== */
+
 uint64_t ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r) { return r ? r->skipped : 0; }
 
 void ltf_tfrecord_reader_close(ltf_tfrecord_reader *r) {

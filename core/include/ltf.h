@@ -813,6 +813,31 @@ LTF_API ltf_status ltf_tfrecord_reader_next_strings_unchecked(ltf_tfrecord_reade
                                                               uint64_t *offs, uint32_t *crcs, int max, int *count);
 /* Whether record 's' (NULL: empty) matches its stored masked CRC 'crc'. */
 LTF_API int        ltf_tfrecord_record_ok(const ltf_string *s, uint32_t crc);
+/* Block-parallel reading of a plain uncompressed file (the reader opened
+** by ltf_tfrecord_reader_open on a regular file: ltf_tfrecord_reader_blockwise).
+** Block i holds the file's bytes [i * F, (i + 1) * F), F =
+** LTF_TFRECORD_BLOCK_FILE_BYTES, at ltf_string_block_data + LTF_TFRECORD_BLOCK_GAP;
+** ltf_tfrecord_read_block reads one (pread: any thread, any order, several
+** at once) and returns its byte count (F but at the file's end; a negative
+** errno on failure; '*out' the block, owned by the caller).
+** ltf_tfrecord_reader_frame_block frames blocks 0, 1, 2, ... in order on one
+** thread (taking each block; 'got' is read_block's return): up to
+** LTF_TFRECORD_BLOCK_RECORDS records per block as strings in place (a
+** record's head carried from the block before goes into the gap before
+** the data, so records up to the gap's size stay in place across blocks;
+** bigger ones are copied), with offsets, and their stored data CRCs in
+** 'crcs' unchecked (NULL: checked here). '*ended' once the file's end or
+** an error is reached (a block shorter than F is the last: blocks after it
+** are not looked at). Errors and skip_corrupt as next_strings; the records
+** before an error are valid. */
+#define LTF_TFRECORD_BLOCK_GAP ((size_t)16384)
+#define LTF_TFRECORD_BLOCK_FILE_BYTES (LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD - LTF_TFRECORD_BLOCK_GAP)
+#define LTF_TFRECORD_BLOCK_RECORDS ((int)(LTF_STRING_BLOCK_SIZE / 16))
+LTF_API int        ltf_tfrecord_reader_blockwise(const ltf_tfrecord_reader *r);
+LTF_API int64_t    ltf_tfrecord_read_block(const ltf_tfrecord_reader *r, uint64_t index, ltf_string_block **out);
+LTF_API ltf_status ltf_tfrecord_reader_frame_block(ltf_tfrecord_reader *r, ltf_string_block *blk, int64_t got,
+                                                   ltf_string **out, uint64_t *offs, uint32_t *crcs, int max,
+                                                   int *count, int *ended);
 /* Records skipped so far under LTF_TFRECORD_SKIP_CORRUPT. */
 LTF_API uint64_t   ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r);
 /* Close and free (NULL is a no-op). */
