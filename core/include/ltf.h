@@ -776,7 +776,8 @@ LTF_API ltf_status ltf_tfrecord_writer_close(ltf_tfrecord_writer *w);
 #define LTF_TFRECORD_SKIP_CORRUPT 1   /* skip records whose CRC fails (see ltf_tfrecord_reader_skipped) */
 /* Open 'path' for reading; 'buffer_size' bytes of read buffer (0: 256 KiB).
 ** LTF_ERR_NOT_FOUND when missing. Files are read() (an uncompressed regular
-** file by ltf_tfrecord_reader_next_strings straight into string blocks). */
+** file by ltf_tfrecord_reader_next_strings straight into string blocks, or
+** pread() by ltf_tfrecord_read_block below). */
 LTF_API ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *compression,
                                             size_t buffer_size, int flags, ltf_tfrecord_reader **out);
 /* The same over a copy of 'n' bytes in memory ('name' names it in errors). */
