@@ -283,6 +283,32 @@ describe("TFRecord read-ahead", function()
     same_records({table.unpack(rs, 1, (k - 1) // 3 * 3)}, got)
   end)
 
+  it("block ends exactly between records, inside a header, inside a trailing CRC; empty and one-block files", function()
+    local F = 245696   -- the file bytes a block holds (256 KiB less its header and the 16 KiB gap)
+    local function one(name, lens)
+      local rs = {}
+      for j, n in ipairs(lens) do rs[j] = string.rep(string.char(65 + j % 26), n) end
+      local q = path(name)
+      write(q, rs)
+      for _, b in ipairs({false, 2}) do
+        local got, ok, err = read(q, nil, b or nil)
+        assert.is_true(ok, err and err.message)
+        same_records(rs, got)
+      end
+      return q
+    end
+    one("empty.tfrecord", {})
+    local q = one("one_block.tfrecord", {F - 16})          -- exactly one block
+    assert.equal(F, #slurp(q))
+    one("two_blocks.tfrecord", {F - 16, 100, F - 132})     -- exactly two blocks, a record ending at the first's end
+    for cut = 1, 15 do                                      -- the block end falls 'cut' bytes into record 2's frame
+      one("cut" .. cut .. ".tfrecord", {F - 16 - cut, 40, 7, F + 3, 0, 5})
+    end
+    for cut = 1, 4 do                                       -- inside record 2's trailing CRC
+      one("crc" .. cut .. ".tfrecord", {F - 16 - 30 - 16 + cut, 30, 9})
+    end
+  end)
+
   it("a file truncated while it is read: the records read, then a clean end or 'truncated record at' the next one", function()
     if not os.execute("command -v truncate >/dev/null 2>&1") then
       pending("truncate(1) not found")
