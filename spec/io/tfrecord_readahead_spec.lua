@@ -222,9 +222,9 @@ describe("TFRecord read-ahead", function()
     h:close()
     local n, peak = out:match("^(%d+)%s+(%d+)")
     assert.equal("40000", n, out)
-    -- the read-ahead (16 chunks) and about 4 MB of dropped batches, not the
+    -- the read-ahead (16 blocks) and about 5 MB of dropped batches (40-50), not the
     -- 24 MB the tensors' own pace leaves between full collections (about 110 blocks)
-    assert.is_true(tonumber(peak) <= 48, "peak live blocks " .. tostring(peak))
+    assert.is_true(tonumber(peak) <= 64, "peak live blocks " .. tostring(peak))
     -- kept batches: every record still there after the reader's collections backed off
     local kept = {}
     for x in tf.data.TFRecordDataset(q):batch(1000):iter() do kept[#kept + 1] = x end
