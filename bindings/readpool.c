@@ -53,9 +53,10 @@ static void *pool_main(void *arg) {
         pthread_mutex_unlock(&p->mu);
         j->produce(j);
         pthread_mutex_lock(&p->mu);
+        j->quiet = 0;
         j->publish(j);
         j->busy = 0;
-        if (p->ready_waiters) pthread_cond_broadcast(&p->ready);
+        if (p->ready_waiters && (!j->quiet || j->stop)) pthread_cond_broadcast(&p->ready);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;

@@ -29,6 +29,7 @@ struct ltfL_rjob {
     int busy;      /* a pool thread runs its step */
     int waiting;   /* the consumer is blocked on it */
     int stop;      /* detached or being detached */
+    int quiet;     /* set by publish: no consumer needs waking for this step */
 };
 
 struct ltfL_rpool {

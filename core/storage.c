@@ -116,6 +116,9 @@ struct ltf_string_block {
 #define BLOCK_IDLE_NS 2000000000LL   /* readers closed this long ago: trim to BLOCK_KEEP_IDLE */
 static ltf_string_block *block_kept[BLOCK_KEEP];
 static int block_nkept, block_holders;
+static int64_t blocks_live;   /* in use: handed out by ltf_string_block_new, not yet dropped */
+
+int64_t ltf_string_blocks_live(void) { return __atomic_load_n(&blocks_live, __ATOMIC_RELAXED); }
 static int64_t block_idle_since;   /* when the last holder let go */
 
 static int64_t now_ns(void) {
@@ -158,6 +161,7 @@ ltf_string_block *ltf_string_block_new(void) {
     if (!b) b = aligned_alloc(LTF_STRING_BLOCK_SIZE, LTF_STRING_BLOCK_SIZE);
     if (!b) return NULL;
     b->live = 1;
+    __atomic_add_fetch(&blocks_live, 1, __ATOMIC_RELAXED);
     return b;
 }
 
@@ -176,6 +180,7 @@ ltf_string *ltf_string_block_adopt(ltf_string_block *b, size_t at, size_t len) {
 
 static void block_drop(ltf_string_block *b) {
     if (__atomic_sub_fetch(&b->live, 1, __ATOMIC_ACQ_REL) != 0) return;
+    __atomic_sub_fetch(&blocks_live, 1, __ATOMIC_RELAXED);
     ltf_string_block *drop[BLOCK_KEEP];
     pthread_mutex_lock(&slab_mu);
     int ndrop = block_trim(drop);

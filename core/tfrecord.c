@@ -35,6 +35,24 @@ uint32_t ltf_tfrecord_masked_crc(const void *data, size_t n) {
     return ((c >> 15) | (c << 17)) + MASK_DELTA;
 }
 
+/* The masked CRC of a record's 8-byte length: one crc32 instruction where
+** the CPU has SSE4.2 (the framing loop does this per record). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+__attribute__((target("sse4.2"))) static uint32_t len_crc_hw(const unsigned char *h) {
+    uint64_t w;
+    memcpy(&w, h, 8);
+    uint32_t c = ~(uint32_t)_mm_crc32_u64(0xffffffffu, w);
+    return ((c >> 15) | (c << 17)) + MASK_DELTA;
+}
+static uint32_t len_crc(const unsigned char *h) {
+    if (__builtin_cpu_supports("sse4.2")) return len_crc_hw(h);
+    return ltf_tfrecord_masked_crc(h, 8);
+}
+#else
+static uint32_t len_crc(const unsigned char *h) { return ltf_tfrecord_masked_crc(h, 8); }
+#endif
+
 static void put_le64(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 static void put_le32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 static uint64_t get_le64(const unsigned char *p) {
@@ -395,8 +413,10 @@ ltf_status ltf_tfrecord_reader_open_memory(ltf_ctx *ctx, const void *bytes, size
     return LTF_OK;
 }
 
-ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len, uint64_t *offset) {
-    if (!r || !data || !len) return LTF_ERR_INVALID_ARGUMENT;
+/* The next record; with 'crc' its data's stored masked CRC goes there,
+** unchecked (ltf_tfrecord_record_ok checks it later, on another thread). */
+static ltf_status reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len, uint64_t *offset,
+                              uint32_t *crc) {
     for (;;) {
         if (r->dead) return LTF_ERR_OUT_OF_RANGE;
         uint64_t at = r->pos;
@@ -410,7 +430,7 @@ ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, s
         }
         const unsigned char *h = r->buf + r->beg;
         uint64_t n = get_le64(h);
-        if (ltf_tfrecord_masked_crc(h, 8) != get_le32(h + 8)) {
+        if (len_crc(h) != get_le32(h + 8)) {
             if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->dead = 1; r->skipped++; continue; }
             return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
                             "TFRecordDataset: %s: corrupted record at %llu (the length's checksum does not match)",
@@ -427,7 +447,8 @@ ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, s
         h = r->buf + r->beg;
         r->beg += 16 + (size_t)n;
         r->pos += 16 + n;
-        if (ltf_tfrecord_masked_crc(h + 12, (size_t)n) != get_le32(h + 12 + n)) {
+        if (crc) *crc = get_le32(h + 12 + n);
+        else if (ltf_tfrecord_masked_crc(h + 12, (size_t)n) != get_le32(h + 12 + n)) {
             if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->skipped++; continue; }
             return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
                             "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
@@ -440,11 +461,21 @@ ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, s
     }
 }
 
+ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void **data, size_t *len, uint64_t *offset) {
+    if (!r || !data || !len) return LTF_ERR_INVALID_ARGUMENT;
+    return reader_next(r, data, len, offset, NULL);
+}
+
+int ltf_tfrecord_record_ok(const ltf_string *s, uint32_t crc) {
+    return ltf_tfrecord_masked_crc(s ? s->bytes : "", s ? s->len : 0) == crc;
+}
+
 _Static_assert(offsetof(ltf_string, bytes) == 12, "a TFRecord header is a string header's size");
 
 /* next_strings over ltf_tfrecord_reader_next, copying into a slab (about
 ** 128 KB of records, a bigger record as a string of its own). */
-static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max, int *count) {
+static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, uint32_t *crcs,
+                                    int max, int *count) {
     ltf_string_slab *slab = ltf_string_slab_new((1u << 17) + (1u << 16));
     if (!slab) return ltf_fail_oom(r->ctx, "TFRecordDataset: records", (1u << 17) + (1u << 16));
     ltf_status st = LTF_OK;
@@ -453,7 +484,7 @@ static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, ui
         const void *d;
         size_t len;
         uint64_t off;
-        st = ltf_tfrecord_reader_next(r, &d, &len, &off);
+        st = reader_next(r, &d, &len, &off, crcs ? &crcs[n] : NULL);
         if (st) break;
         ltf_string *s = NULL;
         if (len) {
@@ -474,17 +505,17 @@ static ltf_status next_strings_copy(ltf_tfrecord_reader *r, ltf_string **out, ui
     return st;
 }
 
-ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max,
-                                            int *count) {
+static ltf_status next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, uint32_t *crcs, int max,
+                               int *count) {
     const size_t cap = LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD;
     if (count) *count = 0;
     if (!r || !out || !count || max < 1) return LTF_ERR_INVALID_ARGUMENT;
-    if (!r->blocks) return next_strings_copy(r, out, offs, max, count);
+    if (!r->blocks) return next_strings_copy(r, out, offs, crcs, max, count);
     if (r->dead) return LTF_ERR_OUT_OF_RANGE;
     size_t pend = r->end - r->beg;
     /* a big record (or many bytes the copying path buffered): copy them */
     if (pend > cap / 2 || (pend >= 8 && get_le64(r->buf + r->beg) > cap / 2))
-        return next_strings_copy(r, out, offs, max, count);
+        return next_strings_copy(r, out, offs, crcs, max, count);
     ltf_string_block *blk = ltf_string_block_new();
     if (!blk) return ltf_fail_oom(r->ctx, "TFRecordDataset: string block", LTF_STRING_BLOCK_SIZE);
     unsigned char *d = ltf_string_block_data(blk);
@@ -514,7 +545,7 @@ ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string *
             goto truncated;
         }
         uint64_t len = get_le64(h);
-        if (ltf_tfrecord_masked_crc(h, 8) != get_le32(h + 8)) {
+        if (len_crc(h) != get_le32(h + 8)) {
             if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->dead = 1; r->skipped++; break; }
             st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
                           "TFRecordDataset: %s: corrupted record at %llu (the length's checksum does not match)",
@@ -526,7 +557,8 @@ ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string *
             if (!r->eof) break;
             goto truncated;
         }
-        if (ltf_tfrecord_masked_crc(h + 12, (size_t)len) != get_le32(h + 12 + len)) {
+        if (crcs) crcs[n] = get_le32(h + 12 + len);   /* before the string's NUL covers its first byte */
+        else if (ltf_tfrecord_masked_crc(h + 12, (size_t)len) != get_le32(h + 12 + len)) {
             if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) {
                 r->skipped++;
                 p += 16 + (size_t)len;
@@ -584,10 +616,217 @@ ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string *
     if (st) return st;
     if (n == 0) {
         if (r->dead || (r->eof && r->end == r->beg)) return LTF_ERR_OUT_OF_RANGE;
-        return ltf_tfrecord_reader_next_strings(r, out, offs, max, count);  /* a record bigger than a block */
+        return next_strings(r, out, offs, crcs, max, count);  /* a record bigger than a block */
     }
     return LTF_OK;
 }
+
+ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs, int max,
+                                            int *count) {
+    return next_strings(r, out, offs, NULL, max, count);
+}
+
+ltf_status ltf_tfrecord_reader_next_strings_unchecked(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs,
+                                                      uint32_t *crcs, int max, int *count) {
+    if (count) *count = 0;
+    if (!crcs) return LTF_ERR_INVALID_ARGUMENT;
+    return next_strings(r, out, offs, crcs, max, count);
+}
+
+/* {===== block-parallel reading (ltf.h: ltf_tfrecord_read_block) */
+#define GAP LTF_TFRECORD_BLOCK_GAP
+#define FILE_BYTES LTF_TFRECORD_BLOCK_FILE_BYTES
+_Static_assert(FILE_BYTES % 8 == 0 && GAP % 8 == 0 && GAP >= 16, "block layout keeps 8-aligned records in place");
+
+int ltf_tfrecord_reader_blockwise(const ltf_tfrecord_reader *r) { return r && r->blocks; }
+
+int64_t ltf_tfrecord_read_block(const ltf_tfrecord_reader *r, uint64_t index, ltf_string_block **out) {
+    *out = NULL;
+    if (!r || !r->blocks) return -EINVAL;
+    if (index > ((uint64_t)1 << 62) / FILE_BYTES) return 0;
+    ltf_string_block *b = ltf_string_block_new();
+    if (!b) return -ENOMEM;
+    unsigned char *d = ltf_string_block_data(b) + GAP;
+    off_t at = (off_t)(index * FILE_BYTES);
+    size_t have = 0;
+    while (have < FILE_BYTES) {
+        ssize_t k = pread(r->fd, d + have, FILE_BYTES - have, at + (off_t)have);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            int e = errno;
+            ltf_string_block_done(b);
+            return -(e ? e : EIO);
+        }
+        if (k == 0) break;
+        have += (size_t)k;
+    }
+    *out = b;
+    return (ssize_t)have;
+}
+
+/* Append n bytes to the carry (r->buf[beg, end)), growing it by doubling:
+** only bytes that arrived are kept, so a hostile length costs at most twice
+** the file. */
+static int carry_append(ltf_tfrecord_reader *r, const unsigned char *src, size_t n) {
+    if (r->beg) {
+        memmove(r->buf, r->buf + r->beg, r->end - r->beg);
+        r->end -= r->beg;
+        r->beg = 0;
+    }
+    if (r->cap - r->end < n) {
+        size_t nc = r->cap ? r->cap : 64;
+        while (nc - r->end < n) {
+            if (nc > SIZE_MAX / 2) return 0;
+            nc *= 2;
+        }
+        unsigned char *nb = realloc(r->buf, nc);
+        if (!nb) return 0;
+        r->buf = nb;
+        r->cap = nc;
+    }
+    memcpy(r->buf + r->end, src, n);
+    r->end += n;
+    return 1;
+}
+
+ltf_status ltf_tfrecord_reader_frame_block(ltf_tfrecord_reader *r, ltf_string_block *blk, int64_t got,
+                                           ltf_string **out, uint64_t *offs, uint32_t *crcs, int max, int *count,
+                                           int *ended) {
+    if (count) *count = 0;
+    if (ended) *ended = 0;
+    if (!r || !r->blocks || !out || !offs || !count || !ended || max < LTF_TFRECORD_BLOCK_RECORDS) {
+        ltf_string_block_done(blk);
+        return LTF_ERR_INVALID_ARGUMENT;
+    }
+    if (r->dead || r->eof) {
+        ltf_string_block_done(blk);
+        *ended = 1;
+        return LTF_ERR_OUT_OF_RANGE;
+    }
+    if (got < 0 || !blk) {
+        ltf_string_block_done(blk);
+        r->dead = 1;
+        *ended = 1;
+        if (got == -ENOMEM || !blk) return ltf_fail_oom(r->ctx, "TFRecordDataset: string block", LTF_STRING_BLOCK_SIZE);
+        return ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: read failed: %s", r->name, strerror((int)-got));
+    }
+    int last = (size_t)got < FILE_BYTES;
+    unsigned char *d = ltf_string_block_data(blk);
+    size_t have = GAP + (size_t)got, p;
+    size_t carry = r->end - r->beg;
+    ltf_status st = LTF_OK;
+    int n = 0;
+    if (carry > GAP) {
+        /* a record bigger than the gap: its bytes gather in the carry (its
+        ** length's CRC was checked when its header first came) */
+        uint64_t len = get_le64(r->buf + r->beg);
+        uint64_t need = 16 + len - carry;
+        size_t take = need < (uint64_t)got ? (size_t)need : (size_t)got;
+        if (!carry_append(r, d + GAP, take)) {
+            ltf_string_block_done(blk);
+            r->dead = 1;
+            *ended = 1;
+            return ltf_fail_oom(r->ctx, "TFRecordDataset: record buffer", r->end - r->beg + take);
+        }
+        p = GAP + take;
+        if (take == need) {
+            const unsigned char *h = r->buf + r->beg;
+            uint32_t want = get_le32(h + 12 + len);
+            if (!crcs && ltf_tfrecord_masked_crc(h + 12, (size_t)len) != want) {
+                if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) r->skipped++;
+                else {
+                    r->dead = 1;
+                    st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                                  "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
+                                  r->name, (unsigned long long)r->pos);
+                }
+            } else {
+                ltf_string *sr = ltf_string_new((const char *)h + 12, (size_t)len);
+                if (!sr) {
+                    r->dead = 1;
+                    st = ltf_fail_oom(r->ctx, "TFRecordDataset: a record", (size_t)len);
+                } else {
+                    out[0] = sr;
+                    offs[0] = r->pos;
+                    if (crcs) crcs[0] = want;
+                    n = 1;
+                }
+            }
+            r->pos += 16 + len;
+            r->beg = r->end = 0;
+        }
+    } else {
+        /* the carried head of a record goes into the gap, before the bytes that follow it */
+        if (carry) memcpy(d + GAP - carry, r->buf + r->beg, carry);
+        r->beg = r->end = 0;
+        p = GAP - carry;
+    }
+    while (st == LTF_OK && !r->dead && p < have && n < max) {
+        uint64_t at = r->pos;
+        size_t left = have - p;
+        const unsigned char *h = d + p;
+        if (left < 12) break;
+        uint64_t len = get_le64(h);
+        if (len_crc(h) != get_le32(h + 8)) {
+            r->dead = 1;
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) { r->skipped++; break; }
+            st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                          "TFRecordDataset: %s: corrupted record at %llu (the length's checksum does not match)",
+                          r->name, (unsigned long long)at);
+            break;
+        }
+        if (left < 16 || len > left - 16) break;   /* it goes on in the next block */
+        uint32_t want = get_le32(h + 12 + len);
+        if (!crcs && ltf_tfrecord_masked_crc(h + 12, (size_t)len) != want) {
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) {
+                r->skipped++;
+                p += 16 + (size_t)len;
+                r->pos += 16 + len;
+                continue;
+            }
+            r->dead = 1;
+            st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS,
+                          "TFRecordDataset: %s: corrupted record at %llu (the data's checksum does not match)",
+                          r->name, (unsigned long long)at);
+            break;
+        }
+        ltf_string *sr = NULL;
+        if (len) {
+            if ((p & 7) == 0) sr = ltf_string_block_adopt(blk, p, (size_t)len);  /* in place */
+            if (!sr) sr = ltf_string_new((const char *)h + 12, (size_t)len);
+            if (!sr) {
+                r->dead = 1;
+                st = ltf_fail_oom(r->ctx, "TFRecordDataset: a record", (size_t)len);
+                break;
+            }
+        }
+        out[n] = sr;
+        offs[n] = at;
+        if (crcs) crcs[n] = want;
+        n++;
+        p += 16 + (size_t)len;
+        r->pos += 16 + len;
+    }
+    if (st == LTF_OK && !r->dead && p < have && !carry_append(r, d + p, have - p)) {
+        r->dead = 1;
+        st = ltf_fail_oom(r->ctx, "TFRecordDataset: record buffer", have - p);
+    }
+    ltf_string_block_done(blk);
+    if (st == LTF_OK && !r->dead && last) {
+        r->eof = 1;
+        if (r->end > r->beg) {   /* the file ends inside a record */
+            r->dead = 1;
+            if (r->flags & LTF_TFRECORD_SKIP_CORRUPT) r->skipped++;
+            else
+                st = ltf_fail(r->ctx, LTF_ERR_DATA_LOSS, "TFRecordDataset: %s: truncated record at %llu", r->name,
+                              (unsigned long long)r->pos);
+        }
+    }
+    *count = n;
+    if (r->dead || r->eof) *ended = 1;
+    return st;
+}
+/* }===== */
 
 uint64_t ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r) { return r ? r->skipped : 0; }
 

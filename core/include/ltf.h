@@ -410,6 +410,10 @@ LTF_API ltf_string_block *ltf_string_block_new(void);
 LTF_API unsigned char    *ltf_string_block_data(ltf_string_block *b);
 LTF_API ltf_string       *ltf_string_block_adopt(ltf_string_block *b, size_t at, size_t len);
 LTF_API void              ltf_string_block_done(ltf_string_block *b);
+/* String blocks in use in this process (made, and not yet freed by their
+** last string and ltf_string_block_done): readers' specs check that none
+** stay behind. */
+LTF_API int64_t           ltf_string_blocks_live(void);
 /* }==== */
 
 /* {==== Op attributes: a plain value (copied, compared bytewise) */
@@ -782,7 +786,8 @@ LTF_API ltf_status ltf_tfrecord_writer_close(ltf_tfrecord_writer *w);
 #define LTF_TFRECORD_SKIP_CORRUPT 1   /* skip records whose CRC fails (see ltf_tfrecord_reader_skipped) */
 /* Open 'path' for reading; 'buffer_size' bytes of read buffer (0: 256 KiB).
 ** LTF_ERR_NOT_FOUND when missing. Files are read() (an uncompressed regular
-** file by ltf_tfrecord_reader_next_strings straight into string blocks). */
+** file by ltf_tfrecord_reader_next_strings straight into string blocks, or
+** pread() by ltf_tfrecord_read_block below). */
 LTF_API ltf_status ltf_tfrecord_reader_open(ltf_ctx *ctx, const char *path, const char *compression,
                                             size_t buffer_size, int flags, ltf_tfrecord_reader **out);
 /* The same over a copy of 'n' bytes in memory ('name' names it in errors). */
@@ -810,6 +815,40 @@ LTF_API ltf_status ltf_tfrecord_reader_next(ltf_tfrecord_reader *r, const void *
 ** LTF_ERR_OUT_OF_RANGE with *count == 0 at the end. */
 LTF_API ltf_status ltf_tfrecord_reader_next_strings(ltf_tfrecord_reader *r, ltf_string **out, uint64_t *offs,
                                                     int max, int *count);
+/* The same without checking the records' data CRCs: crcs[i] gets record
+** i's stored masked CRC, which ltf_tfrecord_record_ok checks later (so that
+** a reader thread only reads and frames, and the consumer checks what it
+** takes). The length CRCs are checked here; data CRC failures are neither
+** reported nor counted as skipped (the caller does both). */
+LTF_API ltf_status ltf_tfrecord_reader_next_strings_unchecked(ltf_tfrecord_reader *r, ltf_string **out,
+                                                              uint64_t *offs, uint32_t *crcs, int max, int *count);
+/* Whether record 's' (NULL: empty) matches its stored masked CRC 'crc'. */
+LTF_API int        ltf_tfrecord_record_ok(const ltf_string *s, uint32_t crc);
+/* Block-parallel reading of a plain uncompressed file (the reader opened
+** by ltf_tfrecord_reader_open on a regular file: ltf_tfrecord_reader_blockwise).
+** Block i holds the file's bytes [i * F, (i + 1) * F), F =
+** LTF_TFRECORD_BLOCK_FILE_BYTES, at ltf_string_block_data + LTF_TFRECORD_BLOCK_GAP;
+** ltf_tfrecord_read_block reads one (pread: any thread, any order, several
+** at once) and returns its byte count (F but at the file's end; a negative
+** errno on failure; '*out' the block, owned by the caller).
+** ltf_tfrecord_reader_frame_block frames blocks 0, 1, 2, ... in order on one
+** thread (taking each block; 'got' is read_block's return): up to
+** LTF_TFRECORD_BLOCK_RECORDS records per block as strings in place (a
+** record's head carried from the block before goes into the gap before
+** the data, so records up to the gap's size stay in place across blocks;
+** bigger ones are copied), with offsets, and their stored data CRCs in
+** 'crcs' unchecked (NULL: checked here). '*ended' once the file's end or
+** an error is reached (a block shorter than F is the last: blocks after it
+** are not looked at). Errors and skip_corrupt as next_strings; the records
+** before an error are valid. */
+#define LTF_TFRECORD_BLOCK_GAP ((size_t)16384)
+#define LTF_TFRECORD_BLOCK_FILE_BYTES (LTF_STRING_BLOCK_SIZE - LTF_STRING_BLOCK_HEAD - LTF_TFRECORD_BLOCK_GAP)
+#define LTF_TFRECORD_BLOCK_RECORDS ((int)(LTF_STRING_BLOCK_SIZE / 16))
+LTF_API int        ltf_tfrecord_reader_blockwise(const ltf_tfrecord_reader *r);
+LTF_API int64_t    ltf_tfrecord_read_block(const ltf_tfrecord_reader *r, uint64_t index, ltf_string_block **out);
+LTF_API ltf_status ltf_tfrecord_reader_frame_block(ltf_tfrecord_reader *r, ltf_string_block *blk, int64_t got,
+                                                   ltf_string **out, uint64_t *offs, uint32_t *crcs, int max,
+                                                   int *count, int *ended);
 /* Records skipped so far under LTF_TFRECORD_SKIP_CORRUPT. */
 LTF_API uint64_t   ltf_tfrecord_reader_skipped(const ltf_tfrecord_reader *r);
 /* Close and free (NULL is a no-op). */

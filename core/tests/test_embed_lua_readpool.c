@@ -6,7 +6,10 @@
 ** be exactly its own files' records in TensorFlow's order, the same as the
 ** sequential interleave in that state (TextLineDataset streamed with
 ** buffer_size too; a map with num_parallel_calls gives the right sum), and
-** after both states are closed no reader thread is left. Run under ASan by scripts/sanitize.sh.
+** after both states are closed no reader thread is left. A file of about 9
+** read-ahead chunks is read batched, with a corrupt record (the Lua side's
+** CRC check stops its reader: the records before it, then the error; with
+** skip_corrupt all but it) and taken from early. Run under ASan by scripts/sanitize.sh.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -72,6 +75,29 @@ static const char script[] =
     "  sum = sum + y:item()\n"
     "end\n"
     "if result == 'ok' and sum ~= 45150 * K then result = 'parallel map sum ' .. sum end\n"
+    "local big, bad = DIR .. '/s' .. K .. '-big.tfrecord', DIR .. '/s' .. K .. '-bad.tfrecord'\n"
+    "local w = tf.io.TFRecordWriter(big)\n"
+    "for r = 1, 20000 do w:write(string.format('%06d', r) .. string.rep('x', 94)) end\n"
+    "w:close()\n"
+    "local n = 0\n"
+    "for x in tf.data.TFRecordDataset(big):batch(1000):iter() do n = n + x.shape[1] end\n"
+    "if result == 'ok' and n ~= 20000 then result = 'read-ahead: ' .. n .. ' records' end\n"
+    "local fh = io.open(big, 'rb'); local bytes = fh:read('a'); fh:close()\n"
+    "local at = 14999 * 116 + 12 + 3\n"
+    "fh = io.open(bad, 'wb'); fh:write(bytes:sub(1, at), 'Z', bytes:sub(at + 2)); fh:close()\n"
+    "n = 0\n"
+    "local ok, err = pcall(function() for _ in tf.data.TFRecordDataset(bad):iter() do n = n + 1 end end)\n"
+    "if result == 'ok' and (ok or n ~= 14999 or not tostring(err.message):find('corrupted record at ' .. 14999 * 116, 1, true)) then\n"
+    "  result = 'corrupt record: ' .. n .. ' ' .. tostring(err and err.message)\n"
+    "end\n"
+    "n = 0\n"
+    "for x in tf.data.TFRecordDataset(bad, {skip_corrupt = true}):batch(700):iter() do n = n + x.shape[1] end\n"
+    "if result == 'ok' and n ~= 19999 then result = 'skip_corrupt: ' .. n .. ' records' end\n"
+    "n = 0\n"
+    "for _ in tf.data.TFRecordDataset(big):take(3):iter() do n = n + 1 end\n"
+    "if result == 'ok' and n ~= 3 then result = 'take(3): ' .. n end\n"
+    "collectgarbage()\n"
+    "os.remove(big); os.remove(bad)\n"
     "os.remove(txt)\n"
     "for _, f in ipairs(files) do os.remove(f) end\n";
 

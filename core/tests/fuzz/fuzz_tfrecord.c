@@ -9,7 +9,9 @@
 ** round trip). For one uncompressed input in 16 the bytes are also written
 ** to a file and read by ltf_tfrecord_reader_next_strings (records made in
 ** place in string blocks): the same records, offsets and final status as
-** the memory reader's, in lockstep.
+** the memory reader's, in lockstep; and by the block-parallel path
+** (ltf_tfrecord_read_block in another order, ltf_tfrecord_reader_frame_block,
+** the data CRCs checked after) the same.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,70 @@
 static void fail(const char *what) {
     fprintf(stderr, "fuzz_tfrecord: %s\n", what);
     abort();
+}
+
+/* The block-parallel path (ltf_tfrecord_read_block in any order, framed in
+** order, data CRCs deferred and checked here as the binding does) against
+** the memory reader: the same records, offsets and ending. The inputs are
+** small, so the blocks beyond the file's end are read too (empty). */
+static void blockwise(ltf_ctx *ctx, const char *path, const uint8_t *bytes, size_t n, int flags) {
+    ltf_tfrecord_reader *fb = NULL, *mr = NULL;
+    if (ltf_tfrecord_reader_open(ctx, path, "", 0, flags, &fb) != LTF_OK) fail("blockwise: open failed");
+    if (!ltf_tfrecord_reader_blockwise(fb)) fail("blockwise: a plain file is not blockwise");
+    if (ltf_tfrecord_reader_open_memory(ctx, bytes, n, "m", "", flags, &mr) != LTF_OK) fail("blockwise: open failed");
+    enum { NB = 4 };
+    ltf_string_block *blk[NB];
+    int64_t got[NB];
+    /* read the blocks backwards (another order than the framing's) */
+    for (int i = NB - 1; i >= 0; i--) got[i] = ltf_tfrecord_read_block(fb, (uint64_t)i, &blk[i]);
+    static ltf_string *out[LTF_TFRECORD_BLOCK_RECORDS];
+    static uint64_t offs[LTF_TFRECORD_BLOCK_RECORDS];
+    static uint32_t crcs[LTF_TFRECORD_BLOCK_RECORDS];
+    int i = 0, ended = 0;
+    ltf_status st = LTF_OK;
+    for (; i < NB && !ended; i++) {
+        int cnt = 0;
+        st = ltf_tfrecord_reader_frame_block(fb, blk[i], got[i], out, offs, crcs, LTF_TFRECORD_BLOCK_RECORDS, &cnt,
+                                             &ended);
+        blk[i] = NULL;
+        for (int k = 0; k < cnt; k++) {
+            int ok = ltf_tfrecord_record_ok(out[k], crcs[k]);
+            if (!ok && (flags & LTF_TFRECORD_SKIP_CORRUPT)) { ltf_string_release(out[k]); continue; }
+            const void *d;
+            size_t len;
+            uint64_t off;
+            ltf_status ms = ltf_tfrecord_reader_next(mr, &d, &len, &off);
+            if (!ok) {   /* the memory reader stops there too */
+                if (ms != LTF_ERR_DATA_LOSS) fail("blockwise: a corrupt record the memory reader takes");
+                for (int m = k; m < cnt; m++) ltf_string_release(out[m]);
+                goto done;
+            }
+            if (ms != LTF_OK) fail("blockwise: a record the memory reader lacks");
+            size_t blen = out[k] ? out[k]->len : 0;
+            if (blen != len || off != offs[k] || (len && memcmp(out[k]->bytes, d, len)) ||
+                (out[k] && out[k]->bytes[len] != 0))
+                fail("blockwise: a record differs");
+            ltf_string_release(out[k]);
+        }
+        if (st != LTF_OK && st != LTF_ERR_OUT_OF_RANGE) break;
+    }
+    {
+        const void *d;
+        size_t len;
+        uint64_t off;
+        ltf_status ms = ltf_tfrecord_reader_next(mr, &d, &len, &off);
+        if (ended || st != LTF_OK) {
+            ltf_status want = st == LTF_ERR_OUT_OF_RANGE ? LTF_ERR_OUT_OF_RANGE : st;
+            if (want == LTF_OK) want = LTF_ERR_OUT_OF_RANGE;
+            if (ms != want) fail("blockwise: a different ending");
+        } else if (n > (size_t)NB * LTF_TFRECORD_BLOCK_FILE_BYTES) {
+            /* more blocks than read here: nothing to compare */
+        } else fail("blockwise: no end after the file's bytes");
+    }
+done:
+    for (; i < NB; i++) ltf_string_block_done(blk[i]);
+    ltf_tfrecord_reader_close(fb);
+    ltf_tfrecord_reader_close(mr);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -113,6 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (ltf_tfrecord_reader_skipped(fb) != ltf_tfrecord_reader_skipped(mr)) fail("blocks: skipped counts differ");
         ltf_tfrecord_reader_close(fb);
         ltf_tfrecord_reader_close(mr);
+        blockwise(ctx, bpath, data + 1, size - 1, flags);
         unlink(bpath);
     }
     ltf_ctx_release(ctx);
