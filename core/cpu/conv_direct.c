@@ -249,6 +249,8 @@ PK_BLOCK(4)
 PK_BLOCK(2)
 PK_BLOCK(1)
 
+#define PK_EDGE_C 128   /* pk_edge's channel slice */
+
 /* A block of nq <= PK_PIX pixels some of whose taps fall outside the input
 ** (padding) : per tap, each pixel's input row or the zero row. Pixel r's
 ** window starts at input (ih0[r], iw0[r]) of the image whose first row is
@@ -258,26 +260,33 @@ PK_TARGET static void pk_edge(const pk_job *j, const float *zero, const int64_t 
     const ltf_conv_geom *g = j->g;
     v16f a0[12], a1[12];
     for (int r = 0; r < 12; r++) a0[r] = a1[r] = (v16f){0};
-    const float *f = fp;
-    for (int64_t kh = 0; kh < g->kh; kh++)
-        for (int64_t kw = 0; kw < g->kw; kw++) {
-            const float *xp[12];
-            for (int r = 0; r < 12; r++) {
-                int64_t ih = ih0[r] + kh, iw = iw0[r] + kw;
-                xp[r] = r < nq && ih >= 0 && ih < g->h && iw >= 0 && iw < g->w ? j->x + ((nh[r] + ih) * g->w + iw) * g->c
-                                                                              : zero;
-            }
-            for (int64_t c = 0; c < g->c; c++, f += 32) {
-                v16f f0, f1;
-                memcpy(&f0, f, 64);
-                memcpy(&f1, f + 16, 64);
+    /* over many channels, the channels in slices of PK_EDGE_C, each slice
+    ** through all the taps: 12 input rows of 512 channels (24 KiB) per tap
+    ** pushed the filter rows out of L1 */
+    int64_t cs = g->c > 2 * PK_EDGE_C ? PK_EDGE_C : g->c;
+    for (int64_t c0 = 0; c0 < g->c; c0 += cs) {
+        int64_t c1 = c0 + cs < g->c ? c0 + cs : g->c;
+        for (int64_t kh = 0; kh < g->kh; kh++)
+            for (int64_t kw = 0; kw < g->kw; kw++) {
+                const float *xp[12];
                 for (int r = 0; r < 12; r++) {
-                    float s = xp[r][c];
-                    a0[r] += s * f0;
-                    a1[r] += s * f1;
+                    int64_t ih = ih0[r] + kh, iw = iw0[r] + kw;
+                    xp[r] = r < nq && ih >= 0 && ih < g->h && iw >= 0 && iw < g->w ? j->x + ((nh[r] + ih) * g->w + iw) * g->c
+                                                                                  : zero;
+                }
+                const float *f = fp + ((kh * g->kw + kw) * g->c + c0) * 32;
+                for (int64_t c = c0; c < c1; c++, f += 32) {
+                    v16f f0, f1;
+                    memcpy(&f0, f, 64);
+                    memcpy(&f1, f + 16, 64);
+                    for (int r = 0; r < 12; r++) {
+                        float s = xp[r][c];
+                        a0[r] += s * f0;
+                        a1[r] += s * f1;
+                    }
                 }
             }
-        }
+    }
     for (int64_t r = 0; r < nq; r++) {
         memcpy(yb + r * g->o, &a0[r], 64);
         memcpy(yb + r * g->o + 16, &a1[r], 64);

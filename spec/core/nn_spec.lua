@@ -400,6 +400,7 @@ describe("tf.nn.conv2d", function()
       tf.core.set_num_threads(t)
       check32({1, 10, 10, 96}, {3, 3, 96, 128}, 1, "SAME", 1e-4)   -- 4 panels of 9 blocks
       check32({2, 5, 5, 64}, {3, 3, 64, 256}, 2, {1, 1, 1, 1}, 1e-4)   -- stride 2, edges, 8 panels
+      check32({1, 3, 3, 272}, {3, 3, 272, 32}, 1, "SAME", 1e-4)   -- edge blocks over > 256 channels: slices 128 + 128 + 16
     end
     tf.core.set_num_threads(threads)
   end)
