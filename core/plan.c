@@ -21,6 +21,8 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <time.h>
 #include "graph.h"
 #include "fused.h"
 #include "shape.h"
@@ -753,8 +755,42 @@ static ltf_status hold(ltf_ctx *ctx, plan_graph *pg, ltf_tensor *t) {
 
 /* Run the steps. 'pg': a capture in progress (constants from its device
 ** copies, every step's outputs held). */
+/* {==== LTF_PLAN_PROFILE (a developer's switch, read once): when set, each
+** step of each plan run prints one line to stderr, "plan-step <i> <op or
+** fused> <output dims> <microseconds>", for bench/plan_profile.lua to sum.
+** Off, a step costs one predictable branch. */
+static int profile_on(void) {
+    static int on = -1;   /* the race of two first calls is benign (both store the same) */
+    int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("LTF_PLAN_PROFILE");
+        v = e && e[0] && e[0] != '0';
+        __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+static double profile_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static void profile_print(const ltf_graph *g, const plan_step *s, int i, ltf_tensor *out, double us) {
+    char dims[96];
+    int n = 0;
+    dims[0] = 0;
+    for (int d = 0; out && d < out->rank && n < (int)sizeof dims - 24; d++)
+        n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%lld", d ? "x" : "", (long long)out->dims[d]);
+    const char *name = s->fused ? "fused" : ltf_op_get(s->op)->name;
+    (void)g;
+    fprintf(stderr, "plan-step %d %s %s %.1f\n", i, name, n ? dims : "-", us);
+}
+/* }==== */
+
 static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
                             ltf_loop_cache *cache, plan_graph *pg) {
+    const int prof = profile_on();
     struct ltf_plan *p = g->plan;
     ltf_tensor *stack_slots[128];
     ltf_tensor **slots = p->nslots <= 128 ? stack_slots : calloc((size_t)p->nslots, sizeof *slots);
@@ -788,6 +824,7 @@ static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *input
             }
             continue;
         }
+        double t0 = prof ? profile_now() : 0;
         ltf_tensor **in = s->nin <= 16 ? in_stack : malloc(sizeof(ltf_tensor *) * (size_t)s->nin);
         if (!in) {
             st = ltf_fail_oom(ctx, "graph run", 0);
@@ -857,6 +894,7 @@ static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *input
             if (o && o != outs) free(o);
         }
         if (in != in_stack) free(in);
+        if (prof && st == LTF_OK) profile_print(g, s, i, s->nout > 0 ? slots[s->out_slot[0]] : NULL, profile_now() - t0);
         for (int k = 0; pg && st == LTF_OK && k < s->nout; k++) st = hold(ctx, pg, slots[s->out_slot[k]]);
         if (cache && !reuse && cache->inv[i] && st == LTF_OK)
             for (int k = 0; k < s->nout; k++) cache->vals[s->out_slot[k]] = ltf_tensor_retain(slots[s->out_slot[k]]);

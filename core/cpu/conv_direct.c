@@ -198,13 +198,17 @@ typedef float v16f __attribute__((vector_size(64)));
 
 typedef struct pk_job {
     const ltf_conv_geom *g;
-    const float *x, *fp;       /* padded input, packed filters */
+    const float *x, *fp;       /* padded input, packed filters (pixel-major: all of them) */
+    const float *f;            /* the filters as given, (kk, o) */
     float *y;
     int64_t sh, sw, pt, pl;    /* strides, padding before (top, left): taps outside the input read zeros */
-    const float *zero;         /* c zeros: the row a tap outside the input reads */
+    const float *zero;         /* pixel-major: c zeros, the row a tap outside the input reads */
     int64_t lines, np;         /* output lines (n, oh), panels of 32 outputs */
     int pixel_major;           /* units walk the panels of one block in turn (all filters fit in L2) */
-    int64_t total, step, next; /* units, units per claim, the next unclaimed one (atomic) */
+    int64_t split;             /* panel-major: claims per panel (each a range of its pixel blocks) */
+    int64_t total, step, next; /* claims (pixel-major: units), units per claim, the next unclaimed one (atomic) */
+    int failed;                /* a thread's panel could not be allocated (atomic) */
+    int64_t nth;               /* threads claiming */
 } pk_job;
 
 /* R output pixels whose windows' top-left inputs are xb + off[r], panel
@@ -246,39 +250,66 @@ PK_BLOCK(4)
 PK_BLOCK(2)
 PK_BLOCK(1)
 
+#define PK_EDGE_C 128   /* pk_edge's channel slice */
+
 /* A block of nq <= PK_PIX pixels some of whose taps fall outside the input
 ** (padding) : per tap, each pixel's input row or the zero row. Pixel r's
 ** window starts at input (ih0[r], iw0[r]) of the image whose first row is
-** nh[r] (n * h); the pixels past nq read zeros and are not stored. */
-PK_TARGET static void pk_edge(const pk_job *j, const int64_t *ih0, const int64_t *iw0, const int64_t *nh, int64_t nq,
-                              const float *fp, float *yb) {
-    const ltf_conv_geom *g = j->g;
-    v16f a0[12], a1[12];
-    for (int r = 0; r < 12; r++) a0[r] = a1[r] = (v16f){0};
-    const float *f = fp;
-    for (int64_t kh = 0; kh < g->kh; kh++)
-        for (int64_t kw = 0; kw < g->kw; kw++) {
-            const float *xp[12];
-            for (int r = 0; r < 12; r++) {
-                int64_t ih = ih0[r] + kh, iw = iw0[r] + kw;
-                xp[r] = r < nq && ih >= 0 && ih < g->h && iw >= 0 && iw < g->w ? j->x + ((nh[r] + ih) * g->w + iw) * g->c
-                                                                              : j->zero;
-            }
-            for (int64_t c = 0; c < g->c; c++, f += 32) {
-                v16f f0, f1;
-                memcpy(&f0, f, 64);
-                memcpy(&f1, f + 16, 64);
-                for (int r = 0; r < 12; r++) {
-                    float s = xp[r][c];
-                    a0[r] += s * f0;
-                    a1[r] += s * f1;
-                }
-            }
-        }
-    for (int64_t r = 0; r < nq; r++) {
-        memcpy(yb + r * g->o, &a0[r], 64);
-        memcpy(yb + r * g->o + 16, &a1[r], 64);
-    }
+** nh[r] (n * h); the pixels past nq (up to R) read zeros and are not stored. */
+#define PK_EDGE(R)                                                                                \
+PK_TARGET static void pk_edge_##R(const pk_job *j, const float *zero, const int64_t *ih0,                       \
+                                  const int64_t *iw0, const int64_t *nh, int64_t nq, const float *fp,         \
+                                  float *yb) {                                                                \
+    const ltf_conv_geom *g = j->g;                                                                              \
+    v16f a0[R], a1[R];                                                                                          \
+    for (int r = 0; r < R; r++) a0[r] = a1[r] = (v16f){0};                                                      \
+    /* over many channels, the channels in slices of PK_EDGE_C, each slice                                      \
+    ** through all the taps: 12 input rows of 512 channels (24 KiB) per tap                                     \
+    ** pushed the filter rows out of L1 */                                                                      \
+    int64_t cs = g->c > 2 * PK_EDGE_C ? PK_EDGE_C : g->c;                                                       \
+    for (int64_t c0 = 0; c0 < g->c; c0 += cs) {                                                                 \
+        int64_t c1 = c0 + cs < g->c ? c0 + cs : g->c;                                                           \
+        for (int64_t kh = 0; kh < g->kh; kh++)                                                                  \
+            for (int64_t kw = 0; kw < g->kw; kw++) {                                                            \
+                const float *xp[R];                                                                             \
+                for (int r = 0; r < R; r++) {                                                                   \
+                    int64_t ih = ih0[r] + kh, iw = iw0[r] + kw;                                                 \
+                    xp[r] = r < nq && ih >= 0 && ih < g->h && iw >= 0 && iw < g->w ? j->x + ((nh[r] + ih) * g->w + iw) * g->c\
+                                                                                  : zero;                       \
+                }                                                                                               \
+                const float *f = fp + ((kh * g->kw + kw) * g->c + c0) * 32;                                     \
+                for (int64_t c = c0; c < c1; c++, f += 32) {                                                    \
+                    v16f f0, f1;                                                                                \
+                    memcpy(&f0, f, 64);                                                                         \
+                    memcpy(&f1, f + 16, 64);                                                                    \
+                    for (int r = 0; r < R; r++) {                                                               \
+                        float s = xp[r][c];                                                                     \
+                        a0[r] += s * f0;                                                                        \
+                        a1[r] += s * f1;                                                                        \
+                    }                                                                                           \
+                }                                                                                               \
+            }                                                                                                   \
+    }                                                                                                           \
+    for (int64_t r = 0; r < nq; r++) {                                                                          \
+        memcpy(yb + r * g->o, &a0[r], 64);                                                                      \
+        memcpy(yb + r * g->o + 16, &a1[r], 64);                                                                 \
+    }                                                                                                           \
+}
+PK_EDGE(12)
+PK_EDGE(8)
+PK_EDGE(4)
+PK_EDGE(2)
+PK_EDGE(1)
+
+/* The smallest of the edge kernels that covers the block's nq pixels (a
+** block of one pixel at the end of a 7x7 image does not cost twelve). */
+PK_TARGET static void pk_edge(const pk_job *j, const float *zero, const int64_t *ih0, const int64_t *iw0,
+                              const int64_t *nh, int64_t nq, const float *fp, float *yb) {
+    if (nq > 8) pk_edge_12(j, zero, ih0, iw0, nh, nq, fp, yb);
+    else if (nq > 4) pk_edge_8(j, zero, ih0, iw0, nh, nq, fp, yb);
+    else if (nq > 2) pk_edge_4(j, zero, ih0, iw0, nh, nq, fp, yb);
+    else if (nq > 1) pk_edge_2(j, zero, ih0, iw0, nh, nq, fp, yb);
+    else pk_edge_1(j, zero, ih0, iw0, nh, nq, fp, yb);
 }
 
 #define PK_PIX 12   /* output pixels per block */
@@ -290,11 +321,32 @@ PK_TARGET static void pk_edge(const pk_job *j, const int64_t *ih0, const int64_t
 ** read once, not once per panel); a block is
 ** PK_PIX consecutive output pixels of the flattened (n, oh, ow), across line
 ** and image ends (small images, stride 2: no short blocks at each line's end). */
-PK_TARGET static void pk_units(void *arg, int64_t b, int64_t e) {
-    const pk_job *j = arg;
+/* Panel 'p' of the (kk, o) filters packed into 'buf' (kk, 32). */
+static void pk_pack_panel(const pk_job *j, int64_t p, float *buf) {
+    const ltf_conv_geom *g = j->g;
+    int64_t kk = g->kh * g->kw * g->c;
+    for (int64_t q = 0; q < kk; q++) memcpy(buf + q * 32, j->f + q * g->o + p * 32, 32 * sizeof(float));
+}
+
+/* Units [b, e) (see below). Panel-major with 'buf' (kk x 32 floats, then c
+** zeros): the filters are packed here, a panel at a time into 'buf' (whose
+** panel is '*have'), so that they are read once from memory and the packed
+** panel stays in this core's L2; pixel-major: the panels packed up front
+** ('j->fp'). Panel 'next' (>= 0), the one this thread will likely pack
+** next, is prefetched meanwhile: reading a large layer's filters from memory
+** (9.4 MB at 512 channels) then overlaps the arithmetic instead of
+** stalling each panel's packing. */
+PK_TARGET static void pk_units(const pk_job *j, int64_t b, int64_t e, float *buf, int64_t *have, int64_t next) {
     const ltf_conv_geom *g = j->g;
     int64_t kk = g->kh * g->kw * g->c, pix = g->n * g->oh * g->ow, nblk = (pix + PK_PIX - 1) / PK_PIX;
     for (int64_t u = b; u < e; u++) {
+        if (next >= 0) {   /* this block's share of the rows of panel 'next', asked for while it computes */
+            const float *src = j->f + next * 32;
+            for (int64_t q = (u - b) * kk / (e - b), q1 = (u - b + 1) * kk / (e - b); q < q1; q++) {
+                __builtin_prefetch(src + q * g->o, 0, 1);
+                __builtin_prefetch(src + q * g->o + 16, 0, 1);
+            }
+        }
         int64_t p = j->pixel_major ? u % j->np : u / nblk, q0 = (j->pixel_major ? u / j->np : u % nblk) * PK_PIX, nq = pix - q0 < PK_PIX ? pix - q0 : PK_PIX;
         int64_t off[PK_PIX], ih0[PK_PIX], iw0[PK_PIX], nh[PK_PIX];
         int inside = 1;
@@ -307,10 +359,15 @@ PK_TARGET static void pk_units(void *arg, int64_t b, int64_t e) {
             inside &= ih0[r] >= 0 && ih0[r] + g->kh <= g->h && iw0[r] >= 0 && iw0[r] + g->kw <= g->w;
             off[r] = ((nh[r] + ih0[r]) * g->w + iw0[r]) * g->c;
         }
-        const float *fp = j->fp + p * kk * 32;
+        const float *fp = j->fp + p * kk * 32, *zero = buf ? buf + kk * 32 : j->zero;
+        if (buf) {
+            if (*have != p) pk_pack_panel(j, p, buf);
+            *have = p;
+            fp = buf;
+        }
         float *yb = j->y + q0 * g->o + p * 32;
         if (!inside) {
-            pk_edge(j, ih0, iw0, nh, nq, fp, yb);
+            pk_edge(j, zero, ih0, iw0, nh, nq, fp, yb);
             continue;
         }
         int64_t r = 0;
@@ -326,19 +383,47 @@ PK_TARGET static void pk_units(void *arg, int64_t b, int64_t e) {
 }
 
 /* The pool's ranges are threads, not units: each thread claims runs of
-** 'step' units from a shared counter until none is left, so a thread that
+** units from a shared counter until none is left, so a thread that
 ** starts late (its core taken by another process) takes less, and no thread
-** waits for a half of the work that a late one holds. Every unit writes its
-** own outputs: the results do not depend on who ran what. */
+** waits for a half of the work that a late one holds. Pixel-major, a claim
+** is 'step' units; panel-major, a claim is one of 'split' ranges of a
+** panel's pixel blocks, and the thread packs that panel into a buffer of
+** its own (malloc's per-thread arenas keep it between calls: no fresh pages
+** each time). Every unit writes its own outputs: the results do not depend
+** on who ran what. */
+static float *pk_panel_new(const ltf_conv_geom *g) {
+    int64_t kk = g->kh * g->kw * g->c;
+    float *buf = malloc(sizeof(float) * (size_t)(kk * 32 + g->c));
+    if (buf) memset(buf + kk * 32, 0, sizeof(float) * (size_t)g->c);
+    return buf;
+}
+
 static void pk_claim(void *arg, int64_t b, int64_t e) {
     pk_job *j = arg;
+    const ltf_conv_geom *g = j->g;
+    int64_t nblk = (g->n * g->oh * g->ow + PK_PIX - 1) / PK_PIX;
     (void)b;
     (void)e;
+    float *buf = NULL;
+    if (!j->pixel_major && !(buf = pk_panel_new(g))) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t have = -1;
     for (;;) {
         int64_t u = __atomic_fetch_add(&j->next, j->step, __ATOMIC_RELAXED);
-        if (u >= j->total) return;
-        pk_units(j, u, j->total - u < j->step ? j->total : u + j->step);
+        if (u >= j->total) break;
+        if (j->pixel_major) {
+            pk_units(j, u, j->total - u < j->step ? j->total : u + j->step, NULL, NULL, -1);
+        } else {   /* claim u: range u % split of panel u / split */
+            int64_t p = u / j->split, r = u % j->split;
+            int64_t b0 = r * nblk / j->split, b1 = (r + 1) * nblk / j->split;
+            /* the claim after the others' next ones is likely this thread's next */
+            int64_t pn = (u + j->nth) / j->split;
+            pk_units(j, p * nblk + b0, p * nblk + b1, buf, &have, pn != p && pn < j->np ? pn : -1);
+        }
     }
+    free(buf);
 }
 
 static int pk_cpu(void) {
@@ -357,22 +442,46 @@ int ltf_cpu_conv_packed_ok(int64_t o) { return o > 0 && o % 32 == 0 && pk_cpu();
 ltf_status ltf_cpu_conv_packed_f32(ltf_ctx *ctx, const ltf_conv_geom *g, int64_t sh, int64_t sw, int64_t pt,
                                    int64_t pl, const float *x, const float *f, float *y) {
     int64_t kk = g->kh * g->kw * g->c, np = g->o / 32;
-    size_t nb = sizeof(float) * (size_t)(kk * g->o);
-    float *fp = malloc(nb + sizeof(float) * (size_t)g->c);   /* packed filters, then the zero row */
-    if (!fp) return ltf_fail_oom(ctx, "conv2d filter scratch", nb + sizeof(float) * (size_t)g->c);
-    memset(fp + kk * g->o, 0, sizeof(float) * (size_t)g->c);
-    for (int64_t q = 0; q < kk; q++)   /* f (kk, o) -> fp (np, kk, 32) */
-        for (int64_t p = 0; p < np; p++) memcpy(fp + (p * kk + q) * 32, f + q * g->o + p * 32, 32 * sizeof(float));
-    pk_job j = { g, x, fp, y, sh, sw, pt, pl, fp + kk * g->o, g->n * g->oh, np, nb <= PK_L2_FILTERS, 0, 0, 0 };
     int64_t nblk = (g->n * g->oh * g->ow + PK_PIX - 1) / PK_PIX;
     int64_t work = PK_PIX * 32 * kk, grain = LTF_CPU_GRAIN / (work > 0 ? work : 1);
     int nth = ctx->pool.nthreads > 1 ? ctx->pool.nthreads : 1;
     if (grain < 1) grain = 1;
-    j.total = nblk * np;
-    j.step = j.total / (16 * nth) > grain ? j.total / (16 * nth) : grain;   /* ~16 claims a thread */
-    if (nth == 1 || j.total < 2 * grain) pk_units(&j, 0, j.total);
-    else ltf_pool_for(&ctx->pool, nth, 1, pk_claim, &j);
+    int serial = nth == 1 || nblk * np < 2 * grain;
+    int pixel_major = sizeof(float) * (size_t)(kk * g->o) <= PK_L2_FILTERS;
+    float *fp = NULL;   /* pixel-major: all the filters packed, then the zero row */
+    size_t nb = sizeof(float) * (size_t)(kk * g->o + g->c);
+    if (pixel_major || serial) {
+        fp = pixel_major ? malloc(nb) : pk_panel_new(g);
+        if (!fp) return ltf_fail_oom(ctx, "conv2d filter scratch", nb);
+    }
+    if (pixel_major) {
+        memset(fp + kk * g->o, 0, sizeof(float) * (size_t)g->c);
+        for (int64_t q = 0; q < kk; q++)   /* f (kk, o) -> fp (np, kk, 32) */
+            for (int64_t p = 0; p < np; p++) memcpy(fp + (p * kk + q) * 32, f + q * g->o + p * 32, 32 * sizeof(float));
+    }
+    pk_job j = { g, x, fp, f, y, sh, sw, pt, pl, pixel_major ? fp + kk * g->o : NULL, g->n * g->oh, np, pixel_major,
+                 1, 0, 0, 0, 0, 0 };
+    if (pixel_major) {
+        j.total = nblk * np;
+        j.step = j.total / (16 * nth) > grain ? j.total / (16 * nth) : grain;   /* ~16 claims a thread */
+    } else {   /* ~8 claims a thread, a range of at least 'grain' blocks each */
+        int64_t split = (8 * nth + np - 1) / np, most = nblk / grain;
+        if (split > most) split = most;
+        j.split = split < 1 ? 1 : split;
+        j.total = np * j.split;
+        j.step = 1;
+    }
+    j.nth = nth;
+    if (serial) {
+        int64_t have = -1;
+        for (int64_t p = 0; p < (pixel_major ? 1 : np); p++)   /* panel-major: a panel at a time, the next prefetched */
+            pk_units(&j, pixel_major ? 0 : p * nblk, pixel_major ? nblk * np : (p + 1) * nblk, pixel_major ? NULL : fp,
+                     &have, !pixel_major && p + 1 < np ? p + 1 : -1);
+    } else {
+        ltf_pool_for(&ctx->pool, nth, 1, pk_claim, &j);
+    }
     free(fp);
+    if (j.failed) return ltf_fail_oom(ctx, "conv2d filter scratch", sizeof(float) * (size_t)(kk * 32 + g->c));
     return LTF_OK;
 }
 #else

@@ -509,6 +509,24 @@ describe("tf.pad", function()
     assert.tensor_near({-1.5, 0.5}, tf.pad(tf.constant({0.5}), {{1, 0}}, "CONSTANT", -1.5))
     assert.same({"-", "a", "-"}, tf.pad(tf.constant({"a"}), {{1, 1}}, {constant_values = "-"}):totable())
   end)
+  it("fills exactly the border of a 4-d constant pad (a loop as reference)", function()
+    local xd, pads = {2, 3, 4, 5}, {{1, 0}, {0, 2}, {1, 1}, {2, 3}}
+    local vals, k = {}, 0
+    for _ = 1, 2 * 3 * 4 * 5 do k = k + 1; vals[k] = k end
+    for _, dt in ipairs({tf.float32, tf.int64, tf.uint8}) do
+      local x = tf.reshape(tf.cast(tf.constant(vals), dt), xd)
+      local y = tf.pad(x, pads, {constant_values = 7}):totable()
+      local od = {}
+      for d = 1, 4 do od[d] = xd[d] + pads[d][1] + pads[d][2] end
+      for a = 1, od[1] do for b = 1, od[2] do for c = 1, od[3] do for e = 1, od[4] do
+        local i = {a - pads[1][1], b - pads[2][1], c - pads[3][1], e - pads[4][1]}
+        local inside = true
+        for d = 1, 4 do inside = inside and i[d] >= 1 and i[d] <= xd[d] end
+        local want = inside and ((((i[1] - 1) * 3 + i[2] - 1) * 4 + i[3] - 1) * 5 + i[4]) or 7
+        assert.equal(want, y[a][b][c][e])
+      end end end end
+    end
+  end)
   it("reflects and mirrors", function()
     local x = tf.constant({1, 2, 3})
     assert.same({3, 2, 1, 2, 3, 2, 1}, tf.pad(x, {{2, 2}}, "REFLECT"):totable())

@@ -393,6 +393,16 @@ describe("tf.nn.conv2d", function()
     check32({2, 14, 14, 16}, {3, 3, 16, 32}, 2, "SAME")         -- interior and edge blocks mixed
     -- filters over 384 KiB packed (panel-major units): 3x3x96 -> 384
     check32({2, 4, 5, 96}, {3, 3, 96, 384}, 1, "SAME", 1e-4)
+    -- panel-major with each thread packing its panels: a few panels, their
+    -- pixel blocks split in ranges across threads (and on one thread)
+    local threads = tf.core.num_threads()
+    for _, t in ipairs({2, 1}) do
+      tf.core.set_num_threads(t)
+      check32({1, 10, 10, 96}, {3, 3, 96, 128}, 1, "SAME", 1e-4)   -- 4 panels of 9 blocks
+      check32({2, 5, 5, 64}, {3, 3, 64, 256}, 2, {1, 1, 1, 1}, 1e-4)   -- stride 2, edges, 8 panels
+      check32({1, 3, 3, 272}, {3, 3, 272, 32}, 1, "SAME", 1e-4)   -- edge blocks over > 256 channels: slices 128 + 128 + 16
+    end
+    tf.core.set_num_threads(threads)
   end)
   it("matches the reference across im2col chunks", function()
     -- 90x90x64 input, 3x3 filters: more rows than one 16 MiB scratch chunk holds
