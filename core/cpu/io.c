@@ -222,6 +222,9 @@ ltf_status ltf_cpu_io_decode_raw(ltf_ctx *ctx, const ltf_op_def *def, ltf_tensor
         width = w;
     }
     if (width < 0) width = fixed > 0 ? fixed / (int64_t)es : 0;
+    if (x->rank >= LTF_MAX_RANK)   /* a rank unknown when traced (inference checks known ones) */
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'input_bytes' has rank %d; the result's rank would "
+                        "exceed %d", def->name, x->rank, LTF_MAX_RANK);
     int64_t dims[LTF_MAX_RANK];
     for (int d = 0; d < x->rank; d++) dims[d] = x->dims[d];
     dims[x->rank] = width;

@@ -125,7 +125,10 @@ static ltf_status infer_decode_raw(INFER_ARGS) {
         return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'fixed_length' %lld is not a multiple of the size of %s (%zu)",
                         def->name, (long long)a->i[2], ltf_dtype_name((ltf_dtype)dt), ltf_dtype_size((ltf_dtype)dt));
     out[0].dtype = (ltf_dtype)dt;
-    if (in[0]->rank < 0 || in[0]->rank >= LTF_MAX_RANK) {
+    if (in[0]->rank >= LTF_MAX_RANK)   /* the result adds a dimension */
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'input_bytes' has rank %d; the result's rank would "
+                        "exceed %d", def->name, in[0]->rank, LTF_MAX_RANK);
+    if (in[0]->rank < 0) {
         out[0].rank = LTF_UNKNOWN_RANK;
     } else {
         out[0].rank = in[0]->rank + 1;
