@@ -62,6 +62,10 @@ describe("tf.strings.unicode_decode / unicode_split", function()
                     tf.strings.unicode_split, "a", "UTF-8", "loose")
     assert.tf_error("InvalidArgumentError", "unicode_decode: 'replacement_char' 55296 is not a Unicode scalar value",
                     tf.strings.unicode_decode, "\xff", "UTF-8", "replace", 0xd800)
+    -- the result adds a dimension: a rank-8 input has no room
+    local deep = tf.reshape(tf.constant({"abcd"}), {1, 1, 1, 1, 1, 1, 1, 1})
+    assert.tf_error("InvalidArgumentError", "unicode_decode: 'input' has rank 8; the result's rank would exceed 8",
+                    tf.strings.unicode_decode, deep, "UTF-8")
   end)
 end)
 

@@ -824,6 +824,9 @@ ltf_status ltf_cpu_strings_unicode_decode(ltf_ctx *ctx, const ltf_op_def *def, l
         }
         if (c > most) most = c;
     }
+    if (x->rank >= LTF_MAX_RANK)   /* a rank unknown when traced (inference checks known ones) */
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'input' has rank %d; the result's rank would exceed %d",
+                        name, x->rank, LTF_MAX_RANK);
     int64_t dims[LTF_MAX_RANK];
     for (int d = 0; d < x->rank; d++) dims[d] = x->dims[d];
     dims[x->rank] = most;

@@ -246,6 +246,9 @@ static ltf_status infer_unicode_decode(INFER_ARGS) {
         out[0].rank = LTF_UNKNOWN_RANK;
         return LTF_OK;
     }
+    if (in[0]->rank >= LTF_MAX_RANK)   /* the result adds a dimension */
+        return ltf_fail(ctx, LTF_ERR_INVALID_ARGUMENT, "%s: 'input' has rank %d; the result's rank would exceed %d",
+                        def->name, in[0]->rank, LTF_MAX_RANK);
     like(&out[0], dt, in[0]);
     out[0].dims[out[0].rank++] = LTF_UNKNOWN_DIM;
     return LTF_OK;
