@@ -1,7 +1,8 @@
 -- saved_model.lua: train a small Keras classifier, save it with
 -- tf.saved_model.save, then load it back as a program with none of this
 -- file's model code would: predict through the serving signature, fine-tune
--- the loaded variables with a GradientTape, save the fine-tuned model again.
+-- the loaded variables with a GradientTape, save the fine-tuned model again;
+-- then a function with a custom gradient, whose gradient the SavedModel keeps.
 --   lua5.4 examples/saved_model.lua [DIR]
 local tf = require("tf")
 local K = tf.keras
@@ -60,4 +61,18 @@ print(string.format("fine-tuned the loaded model: loss %.4f -> %.4f, test accura
 tf.saved_model.save(m, dir .. "/tuned")
 local again = tf.saved_model.load(dir .. "/tuned")
 print(string.format("saved again and reloaded: test accuracy %.3f", accuracy(again(test_x), test_y)))
+-- a custom gradient travels with the graph: the loaded function clips the
+-- gradient flowing through clip_grad to [-1, 1] with no Lua closure behind it
+local clip_grad = tf.custom_gradient(function(v)
+  return tf.identity(v), function(dy) return tf.clip_by_value(dy, -1, 1) end
+end)
+local module = {scale = tf.Variable(3.0)}
+module.f = tf.fn(function(v) return clip_grad(v * module.scale) * 10 end,
+  {input_signature = {tf.TensorSpec({}, tf.float32)}})
+tf.saved_model.save(module, dir .. "/clipped")
+local loaded = tf.saved_model.load(dir .. "/clipped")
+local tape = tf.GradientTape()
+local out = tape:record(function() return loaded.f(tf.constant(2.0)) end)
+print(string.format("loaded custom gradient: d out / d scale = %.1f (10 clipped to 1, times v = 2)",
+  tape:gradient(out, loaded.variables[1]):item()))
 os.execute("rm -rf '" .. dir .. "'")

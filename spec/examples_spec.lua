@@ -234,6 +234,8 @@ describe("examples", function()
     local a, b = out:match("loss ([%d.]+) %-> ([%d.]+)")
     assert.is_true(tonumber(b) < tonumber(a), out)
     assert.truthy(out:find("saved again and reloaded: test accuracy", 1, true), out)
+    -- 2.0 only if the loaded graph kept the custom gradient (without it: 20.0)
+    assert.truthy(out:find("loaded custom gradient: d out / d scale = 2.0 ", 1, true), out)
   end)
 
   it("onnx_import.lua: the shipped PyTorch MLP runs as a concrete function and matches PyTorch", function()
