@@ -20,6 +20,7 @@ local function run(mode, extra, env)
   local p = io.popen(cmd)
   local out = p:read("a")
   p:close()
+  os.execute("rm -rf " .. support.shell_quote(dir))
   return out, os.time() - t0
 end
 

@@ -12,12 +12,10 @@ if not tf.io or not tf.io.TFRecordWriter then require("tf.io_tfrecord")(tf) end
 local internal = tf.core.internal
 
 local BLOCK = 256 * 1024
-local dir = os.tmpname()
-os.remove(dir)
-os.execute("mkdir -p " .. dir)
+local support = require("support")
+local dir = support.tmpdir()
 local function path(name) return dir .. "/" .. name end
-local function slurp(p) local f = assert(io.open(p, "rb")); local s = f:read("a"); f:close(); return s end
-local function spit(p, s) local f = assert(io.open(p, "wb")); f:write(s); f:close() end
+local slurp, spit = support.slurp, support.spit
 local function write(p, records, comp)
   local w <close> = tf.io.TFRecordWriter(p, comp)
   for _, r in ipairs(records) do w:write(r) end
@@ -68,6 +66,8 @@ end
 local function data_byte(i, k) return offs[i] + 12 + k + 1 end
 
 describe("TFRecord read-ahead", function()
+  teardown(function() os.execute("rm -rf " .. support.shell_quote(dir)) end)
+
   it("the file spans many chunks; every record comes back, batched and one at a time", function()
     assert.is_true(#good > 20 * BLOCK)
     for _, b in ipairs({false, 1000, 7}) do
