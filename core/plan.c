@@ -753,8 +753,6 @@ static ltf_status hold(ltf_ctx *ctx, plan_graph *pg, ltf_tensor *t) {
     return LTF_OK;
 }
 
-/* Run the steps. 'pg': a capture in progress (constants from its device
-** copies, every step's outputs held). */
 /* {==== LTF_PLAN_PROFILE (a developer's switch, read once): when set, each
 ** step of each plan run prints one line to stderr, "plan-step <i> <op or
 ** fused> <output dims> <microseconds>", for bench/plan_profile.lua to sum.
@@ -776,18 +774,19 @@ static double profile_now(void) {
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-static void profile_print(const ltf_graph *g, const plan_step *s, int i, ltf_tensor *out, double us) {
+static void profile_print(const plan_step *s, int i, ltf_tensor *out, double us) {
     char dims[96];
     int n = 0;
     dims[0] = 0;
     for (int d = 0; out && d < out->rank && n < (int)sizeof dims - 24; d++)
         n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%lld", d ? "x" : "", (long long)out->dims[d]);
     const char *name = s->fused ? "fused" : ltf_op_get(s->op)->name;
-    (void)g;
     fprintf(stderr, "plan-step %d %s %s %.1f\n", i, name, n ? dims : "-", us);
 }
 /* }==== */
 
+/* Run the steps. 'pg': a capture in progress (constants from its device
+** copies, every step's outputs held). */
 static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *inputs, ltf_tensor **outputs,
                             ltf_loop_cache *cache, plan_graph *pg) {
     const int prof = profile_on();
@@ -894,7 +893,7 @@ static ltf_status plan_exec(ltf_ctx *ctx, ltf_graph *g, ltf_tensor *const *input
             if (o && o != outs) free(o);
         }
         if (in != in_stack) free(in);
-        if (prof && st == LTF_OK) profile_print(g, s, i, s->nout > 0 ? slots[s->out_slot[0]] : NULL, profile_now() - t0);
+        if (prof && st == LTF_OK) profile_print(s, i, s->nout > 0 ? slots[s->out_slot[0]] : NULL, profile_now() - t0);
         for (int k = 0; pg && st == LTF_OK && k < s->nout; k++) st = hold(ctx, pg, slots[s->out_slot[k]]);
         if (cache && !reuse && cache->inv[i] && st == LTF_OK)
             for (int k = 0; k < s->nout; k++) cache->vals[s->out_slot[k]] = ltf_tensor_retain(slots[s->out_slot[k]]);

@@ -1034,7 +1034,7 @@ static ltf_status infer_custom_gradient(CF_ARGS, ltf_type *out, int maxout, int 
 }
 
 static ltf_status kernel_custom_gradient(CF_ARGS, ltf_tensor **out, int nout) {
-    (void)def;
+    (void)def; (void)nin;
     int nx = (int)a->i[1];
     for (int j = 0; j < nout; j++) {
         ltf_tensor *y = in[nx + j];
@@ -1043,7 +1043,6 @@ static ltf_status kernel_custom_gradient(CF_ARGS, ltf_tensor **out, int nout) {
             return ctx->last_status;
         }
     }
-    (void)nin;
     return LTF_OK;
 }
 
